@@ -1,0 +1,97 @@
+#include "chunk_header.h"
+
+#include <cstring>
+
+#include "chunk_layout.h"
+#include "codec_error.h"
+#include "format.h"
+
+namespace qccl::codec {
+
+namespace {
+
+template <class T>
+void put(uint8_t* out, size_t offset, T value) {
+  for (size_t i = 0; i < sizeof(T); ++i) out[offset + i] = uint8_t(uint64_t(value) >> (8 * i));
+}
+
+template <class T>
+T get(const uint8_t* in, size_t offset) {
+  uint64_t v = 0;
+  for (size_t i = 0; i < sizeof(T); ++i) v |= uint64_t(in[offset + i]) << (8 * i);
+  return T(v);
+}
+
+uint32_t floatToBits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+
+float bitsToFloat(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+}  // namespace
+
+void writeChunkHeader(const ChunkHeader& h, uint8_t* out) {
+  std::memset(out, 0, kChunkHeaderBytes);
+  put<uint32_t>(out, 0, kChunkMagic);
+  put<uint8_t>(out, 4, kChunkVersion);
+  put<uint8_t>(out, 5, h.format);
+  put<uint8_t>(out, 6, h.flags);
+  put<uint8_t>(out, 7, h.sourceType);
+  put<uint32_t>(out, 8, h.block);
+  put<uint16_t>(out, 12, h.rhtSize);
+  put<uint64_t>(out, 16, h.count);
+  put<uint32_t>(out, 24, floatToBits(h.chunkScale));
+  put<uint32_t>(out, 28, h.crc32c);
+  put<uint64_t>(out, 32, h.seed);
+  put<uint64_t>(out, 40, h.payloadBytes);
+}
+
+ChunkHeader readChunkHeader(const uint8_t* in, size_t bytes) {
+  if (bytes < kChunkHeaderBytes) {
+    throwCodecError(ErrorKind::InvalidUsage, "chunk: %zu bytes is shorter than the %zu-byte header",
+                    bytes, kChunkHeaderBytes);
+  }
+  if (get<uint32_t>(in, 0) != kChunkMagic) {
+    throwCodecError(ErrorKind::InvalidUsage, "chunk: bad magic 0x%08x (not a qccl chunk)",
+                    get<uint32_t>(in, 0));
+  }
+  if (in[4] != kChunkVersion) {
+    throwCodecError(ErrorKind::InvalidUsage, "chunk: version %u, this library reads version %u",
+                    unsigned(in[4]), unsigned(kChunkVersion));
+  }
+  bool reservedZero = in[14] == 0 && in[15] == 0;
+  for (size_t i = 48; i < kChunkHeaderBytes; ++i) reservedZero = reservedZero && in[i] == 0;
+  if (!reservedZero) {
+    throwCodecError(ErrorKind::InvalidUsage, "chunk: reserved header bytes are not zero");
+  }
+  ChunkHeader h;
+  h.format = in[5];
+  h.flags = in[6];
+  h.sourceType = in[7];
+  h.block = get<uint32_t>(in, 8);
+  h.rhtSize = get<uint16_t>(in, 12);
+  h.count = get<uint64_t>(in, 16);
+  h.chunkScale = bitsToFloat(get<uint32_t>(in, 24));
+  h.crc32c = get<uint32_t>(in, 28);
+  h.seed = get<uint64_t>(in, 32);
+  h.payloadBytes = get<uint64_t>(in, 40);
+  if (h.format >= kFormatCount) {
+    throwCodecError(ErrorKind::InvalidUsage, "chunk: unknown format id %u", unsigned(h.format));
+  }
+  if ((h.flags & ~(kFlagStochastic | kFlagCrc32c)) != 0) {
+    throwCodecError(ErrorKind::InvalidUsage, "chunk: unknown flags 0x%02x", unsigned(h.flags));
+  }
+  if (!isCodecDataType(static_cast<qcclDataType_t>(h.sourceType))) {
+    throwCodecError(ErrorKind::InvalidUsage, "chunk: unknown source dtype %u",
+                    unsigned(h.sourceType));
+  }
+  return h;
+}
+
+}  // namespace qccl::codec

@@ -1,0 +1,35 @@
+// Where each section of an encoded chunk lies (docs/CODECS.md, "Wire chunk"): a 64-byte header,
+// the block scales, then the packed elements, each section a multiple of 16 bytes.
+#pragma once
+
+#include <cstddef>
+
+#include "codec_spec.h"
+#include "qccl/qccl.h"
+
+namespace qccl::codec {
+
+constexpr size_t kChunkHeaderBytes = 64;
+constexpr size_t kSectionAlign = 16;
+// Larger counts are refused before any size arithmetic could overflow (2^56 elements).
+constexpr size_t kMaxCount = size_t(1) << 56;
+
+struct ChunkLayout {
+  size_t count;         // elements the caller encodes
+  size_t paddedCount;   // count rounded up to whole +rht runs (zeros fill the gap)
+  size_t blocks;        // block scales
+  size_t scalesOffset;  // == kChunkHeaderBytes
+  size_t scalesBytes;
+  size_t elementsOffset;
+  size_t elementsBytes;
+  size_t totalBytes;
+};
+
+// True for the dtypes the codecs read and write: fp32, bf16, fp16.
+bool isCodecDataType(qcclDataType_t dtype);
+size_t dataTypeBytes(qcclDataType_t dtype);
+
+// Throws CodecError(InvalidArgument) for an unsupported dtype or an absurd count.
+ChunkLayout chunkLayout(const CodecSpec& spec, size_t count, qcclDataType_t dtype);
+
+}  // namespace qccl::codec

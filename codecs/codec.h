@@ -1,0 +1,33 @@
+// The codec library's entry points: sizes, encode and decode of one chunk on host memory.
+// Everything here validates its arguments and throws CodecError; nothing is written to the
+// caller's output before validation has passed.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "codec_spec.h"
+#include "qccl/qccl.h"
+
+namespace qccl::codec {
+
+struct EncodeParams {
+  uint64_t seed = 0;
+  uint32_t rank = 0;
+  uint32_t call = 0;
+  uint64_t offset = 0;
+  void* residual = nullptr;  // error feedback
+  qcclDataType_t residualType = qcclFloat32;
+  bool crc32c = false;
+};
+
+size_t encodedSize(const CodecSpec& spec, size_t count, qcclDataType_t dtype);
+
+void encode(const CodecSpec& spec, const void* input, size_t count, qcclDataType_t dtype,
+            void* output, size_t outputBytes, const EncodeParams& params);
+
+// accumulate: dtype must be qcclFloat32 and output receives output += decoded.
+void decode(const CodecSpec& spec, const void* input, size_t inputBytes, void* output, size_t count,
+            qcclDataType_t dtype, bool accumulate);
+
+}  // namespace qccl::codec

@@ -1,0 +1,12 @@
+// The baseline target: whatever the compiler's default instruction set is.
+#define QCCL_ISA portable
+#include "cpu/crc32c.h"
+#include "cpu/kernels_impl.h"
+
+namespace qccl::portable {
+const codec::KernelTable& isaKernelTable() {
+  static constexpr codec::KernelTable table{"portable", &kernels::encode, &kernels::decode,
+                                            &codec::crc32cPortable};
+  return table;
+}
+}  // namespace qccl::portable

@@ -1,0 +1,48 @@
+// Stochastic rounding as a step in fp32: the value is rounded to a multiple of the target's
+// quantum 2^qexp by adding 32 uniform random bits below the quantum and truncating, so that
+// E[result] = value (to 2^-32 of a quantum). The result is exactly representable in the target,
+// so the round-to-nearest conversion that follows only saturates and packs.
+#pragma once
+
+#include "host_device.h"
+#include "minifloat.h"
+
+namespace qccl {
+inline namespace QCCL_ISA {
+
+// Rounds |v| down or up to a multiple of 2^qexp (qexp >= -149), keeping the sign. NaN and
+// infinity pass through. Branch-free so that encode loops vectorise.
+QCCL_HD float stochasticRound(float v, int qexp, uint32_t random) {
+  const uint32_t u = floatBits(v);
+  const uint32_t a = u & kAbsMask;
+  const int biasedExp = int(a >> 23);
+  const uint64_t significand = (a & 0x7fffffu) | (biasedExp ? 0x800000u : 0u);
+  const int lsbExp = (biasedExp ? biasedExp : 1) - 150;  // weight of the significand's last bit
+  const int drop = qexp - lsbExp;                        // bits below the quantum
+  // The dropped bits as a 32-bit fraction of the quantum (truncated beyond 32 bits).
+  const uint32_t fraction = drop > 0 && drop < 64 ? uint32_t((significand << 32) >> drop) : 0u;
+  const uint32_t carry = uint32_t((uint64_t(fraction) + random) >> 32);
+  const int keptShift = drop > 0 && drop <= 23 ? drop : 0;
+  const uint32_t truncated = ((a >> keptShift) << keptShift) + (carry << keptShift);
+  // |v| below the quantum: the result is 0 or one quantum.
+  const uint32_t tiny = carry ? floatBits(exp2Int(qexp < -149 ? -149 : qexp)) : 0u;
+  const uint32_t rounded = drop > 23 ? tiny : truncated;
+  return bitsFloat((a >= kInfBits ? a : rounded) | (u & 0x80000000u));
+}
+
+// The quantum exponent of format F at value v: its last mantissa bit's weight, which is fixed
+// below the normal range.
+template <class F>
+QCCL_HD int quantumExponent(float v) {
+  const int biasedExp = int((floatBits(v) & kAbsMask) >> 23);
+  const int exp = biasedExp - 127;
+  return (exp > F::kMinExp ? exp : F::kMinExp) - F::kManBits;
+}
+
+template <class F>
+QCCL_HD float stochasticRoundTo(float v, uint32_t random) {
+  return stochasticRound(v, quantumExponent<F>(v), random);
+}
+
+}  // namespace QCCL_ISA
+}  // namespace qccl
