@@ -32,7 +32,7 @@ void requireNonNull(const void* p, const char* what, size_t count) {
 
 // The chunk's header against what the caller says it should hold; returns its layout.
 ChunkLayout checkChunk(const CodecSpec& spec, const ChunkHeader& h, size_t count, size_t inputBytes,
-                       const uint8_t* in) {
+                       const uint8_t* in, const KernelTable& kernels) {
   const CodecSpec found{static_cast<Format>(h.format), spec.stochastic, h.rhtSize, h.block};
   if (!(found == spec) || h.count != count) {
     throwCodecError(ErrorKind::InvalidUsage,
@@ -53,7 +53,7 @@ ChunkLayout checkChunk(const CodecSpec& spec, const ChunkHeader& h, size_t count
     throwCodecError(ErrorKind::InvalidUsage, "chunk: invalid chunk scale %g", double(h.chunkScale));
   }
   if (h.flags & kFlagCrc32c) {
-    const uint32_t crc = cpuKernels().crc32c(0, in + kChunkHeaderBytes, h.payloadBytes);
+    const uint32_t crc = kernels.crc32c(0, in + kChunkHeaderBytes, h.payloadBytes);
     if (crc != h.crc32c) {
       throwCodecError(ErrorKind::InvalidUsage, "chunk: CRC32C mismatch (0x%08x != 0x%08x)", crc,
                       h.crc32c);
@@ -69,7 +69,8 @@ size_t encodedSize(const CodecSpec& spec, size_t count, qcclDataType_t dtype) {
 }
 
 void encode(const CodecSpec& spec, const void* input, size_t count, qcclDataType_t dtype,
-            void* output, size_t outputBytes, const EncodeParams& params) {
+            void* output, size_t outputBytes, const EncodeParams& params,
+            const KernelTable& kernels) {
   const ChunkLayout layout = chunkLayout(spec, count, dtype);
   requireNonNull(input, "input", count);
   requireNonNull(output, "output", 1);
@@ -116,7 +117,6 @@ void encode(const CodecSpec& spec, const void* input, size_t count, qcclDataType
   job.residual = params.residual;
   job.residualType = params.residualType;
   job.scratch = scratchFor(spec);
-  const KernelTable& kernels = cpuKernels();
   ChunkHeader h;
   h.format = static_cast<uint8_t>(spec.format);
   h.flags = uint8_t((spec.stochastic ? kFlagStochastic : 0) | (params.crc32c ? kFlagCrc32c : 0));
@@ -132,7 +132,7 @@ void encode(const CodecSpec& spec, const void* input, size_t count, qcclDataType
 }
 
 void decode(const CodecSpec& spec, const void* input, size_t inputBytes, void* output, size_t count,
-            qcclDataType_t dtype, bool accumulate) {
+            qcclDataType_t dtype, bool accumulate, const KernelTable& kernels) {
   requireNonNull(input, "input", 1);
   requireNonNull(output, "output", count);
   if (!isCodecDataType(dtype) || (accumulate && dtype != qcclFloat32)) {
@@ -141,7 +141,7 @@ void decode(const CodecSpec& spec, const void* input, size_t inputBytes, void* o
   }
   const uint8_t* in = static_cast<const uint8_t*>(input);
   const ChunkHeader h = readChunkHeader(in, inputBytes);
-  const ChunkLayout layout = checkChunk(spec, h, count, inputBytes, in);
+  const ChunkLayout layout = checkChunk(spec, h, count, inputBytes, in, kernels);
   if (overlaps(input, layout.totalBytes, output, count * dataTypeBytes(dtype))) {
     throwCodecError(ErrorKind::InvalidArgument, "codec: input and output overlap");
   }
@@ -158,7 +158,7 @@ void decode(const CodecSpec& spec, const void* input, size_t inputBytes, void* o
   job.outputType = dtype;
   job.accumulate = accumulate;
   job.scratch = scratchFor(spec);
-  cpuKernels().decode(job);
+  kernels.decode(job);
 }
 
 }  // namespace qccl::codec

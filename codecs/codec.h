@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "codec_spec.h"
+#include "cpu/kernels.h"
 #include "qccl/qccl.h"
 
 namespace qccl::codec {
@@ -23,11 +24,13 @@ struct EncodeParams {
 
 size_t encodedSize(const CodecSpec& spec, size_t count, qcclDataType_t dtype);
 
+// kernels: the CPU target to run on (tests compare targets); by default the best one.
 void encode(const CodecSpec& spec, const void* input, size_t count, qcclDataType_t dtype,
-            void* output, size_t outputBytes, const EncodeParams& params);
+            void* output, size_t outputBytes, const EncodeParams& params,
+            const KernelTable& kernels = cpuKernels());
 
 // accumulate: dtype must be qcclFloat32 and output receives output += decoded.
 void decode(const CodecSpec& spec, const void* input, size_t inputBytes, void* output, size_t count,
-            qcclDataType_t dtype, bool accumulate);
+            qcclDataType_t dtype, bool accumulate, const KernelTable& kernels = cpuKernels());
 
 }  // namespace qccl::codec

@@ -1,0 +1,102 @@
+// Error feedback: encoding the same vector T times with a residual, the mean of the decoded
+// outputs converges to the input as O(1/T): sum of outputs = T x + e_0 - e_T exactly (up to the
+// fp32 rounding of the residual arithmetic), so |mean - x| = |e_T| / T.
+#include <gtest/gtest.h>
+
+#include "codec_test_util.h"
+
+namespace qccl::test {
+namespace {
+
+struct EfCase {
+  std::string spec;
+  qcclDataType_t residualType;
+};
+
+class ErrorFeedback : public ::testing::TestWithParam<EfCase> {};
+
+TEST_P(ErrorFeedback, MeanConvergesAsOneOverT) {
+  const CodecSpec spec = codec::parseCodecSpec(GetParam().spec);
+  const qcclDataType_t rtype = GetParam().residualType;
+  const size_t n = 4096 + 13;
+  const std::vector<float> x = studentT3(n, 21);
+  std::vector<uint16_t> residualBf16(n, 0);
+  std::vector<float> residualF32(n, 0.0f);
+  codec::EncodeParams params;
+  params.residual = rtype == qcclFloat32 ? static_cast<void*>(residualF32.data())
+                                         : static_cast<void*>(residualBf16.data());
+  params.residualType = rtype;
+  std::vector<double> sum(n, 0.0);
+  double err[3] = {0, 0, 0};
+  double maxResidual = 0;
+  int checkpoint = 0;
+  for (int t = 1; t <= 100; ++t) {
+    params.call = uint32_t(t);
+    const std::vector<float> y = decodeVec(spec, encodeVec(spec, x, params), n);
+    for (size_t i = 0; i < n; ++i) sum[i] += y[i];
+    std::vector<float> r(n);
+    for (size_t i = 0; i < n; ++i)
+      r[i] = rtype == qcclFloat32 ? residualF32[i] : bitsFloat(uint32_t(residualBf16[i]) << 16);
+    maxResidual = std::max(maxResidual, l2(r));
+    if (t == 1 || t == 10 || t == 100) {
+      double e2 = 0;
+      for (size_t i = 0; i < n; ++i) e2 += (sum[i] / t - x[i]) * (sum[i] / t - x[i]);
+      err[checkpoint++] = std::sqrt(e2) / l2(x);
+    }
+  }
+  ASSERT_GT(err[0], 0.0) << "codec " << GetParam().spec << " is lossless on this data";
+  // |mean_T - x| = |e_T| / T, with slack for the residual's own rounding (bf16 keeps 8 bits).
+  const double slack = rtype == qcclFloat32 ? 1.01 : 1.1;
+  EXPECT_LE(err[1], slack * maxResidual / l2(x) / 10 + 1e-6) << "T=10";
+  EXPECT_LE(err[2], slack * maxResidual / l2(x) / 100 + 1e-5) << "T=100";
+  if (spec.format != Format::Sign1) {
+    EXPECT_LT(err[2], err[0] / 10) << "T=100 not 10x better than T=1";
+  }
+}
+
+// sign1 decodes every element of a block as +-mean|p|, so the residual must first grow until
+// that scale covers the block's largest element (max |x| is several times mean |x|) before the
+// 1/T regime starts: on Student-t data that takes a few thousand steps (docs/CODECS.md).
+TEST(ErrorFeedbackSign1, ConvergesOnceTheResidualHasGrown) {
+  const CodecSpec spec = codec::parseCodecSpec("sign1");
+  const size_t n = 4096 + 13;
+  const std::vector<float> x = studentT3(n, 21);
+  std::vector<float> residual(n, 0.0f);
+  codec::EncodeParams params;
+  params.residual = residual.data();
+  std::vector<double> sum(n, 0.0);
+  std::vector<double> err;
+  for (int t = 1; t <= 20000; ++t) {
+    const std::vector<float> y = decodeVec(spec, encodeVec(spec, x, params), n);
+    for (size_t i = 0; i < n; ++i) sum[i] += y[i];
+    if (t == 1 || t == 2000 || t == 20000) {
+      double e2 = 0;
+      for (size_t i = 0; i < n; ++i) e2 += (sum[i] / t - x[i]) * (sum[i] / t - x[i]);
+      err.push_back(std::sqrt(e2) / l2(x));
+    }
+  }
+  EXPECT_LT(err[2], err[0] / 10);
+  EXPECT_LT(err[2], err[1] / 5) << "not in the 1/T regime between T=2000 and T=20000";
+}
+
+std::vector<EfCase> efCases() {
+  std::vector<EfCase> cases;
+  for (const std::string& s : allFormatSpecs()) {
+    if (s != "none") cases.push_back({s, qcclFloat32});
+  }
+  for (const char* s : {"fp8e4m3+sr", "nvfp4+rht", "mxfp4+sr+rht", "int4+rht"}) {
+    cases.push_back({s, qcclFloat32});
+  }
+  for (const char* s : {"fp8e4m3", "mxfp4", "int8", "sign1"}) cases.push_back({s, qcclBfloat16});
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(Codecs, ErrorFeedback, ::testing::ValuesIn(efCases()),
+                         [](const auto& info) {
+                           std::string n = info.param.spec;
+                           for (char& c : n) c = isalnum(static_cast<unsigned char>(c)) ? c : '_';
+                           return n + (info.param.residualType == qcclFloat32 ? "_f32" : "_bf16");
+                         });
+
+}  // namespace
+}  // namespace qccl::test

@@ -1,0 +1,62 @@
+// The randomized Hadamard transform against an explicit Sylvester matrix in double precision.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "element/hadamard.h"
+
+namespace qccl {
+namespace {
+
+// Sylvester construction: H[i][j] = (-1)^popcount(i & j).
+double sylvester(int i, int j) { return __builtin_popcount(unsigned(i & j)) % 2 ? -1.0 : 1.0; }
+
+class Rht : public ::testing::TestWithParam<int> {};
+
+TEST_P(Rht, MatchesExplicitMatrixAndInverts) {
+  const int r = GetParam();
+  const RhtSigns signs = rhtSigns(99);
+  std::mt19937 rng(r);
+  std::normal_distribution<float> normal;
+  std::vector<float> x(r), y(r);
+  for (float& v : x) v = normal(rng);
+  y = x;
+  rhtForward(y.data(), r, signs);
+  for (int i = 0; i < r; ++i) {
+    double want = 0;
+    for (int j = 0; j < r; ++j) {
+      const double s = (signs.words[j / 32] >> (j % 32)) & 1 ? -1.0 : 1.0;
+      want += sylvester(i, j) * s * x[j];
+    }
+    want /= std::sqrt(double(r));
+    ASSERT_NEAR(y[i], want, 1e-5) << "R=" << r << " i=" << i;
+  }
+  rhtInverse(y.data(), r, signs);
+  for (int i = 0; i < r; ++i) ASSERT_NEAR(y[i], x[i], 1e-5) << "R=" << r << " i=" << i;
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, Rht, ::testing::Values(16, 32, 64, 128, 256));
+
+TEST(RhtSigns, DeterministicPerSeedAndBalanced) {
+  const RhtSigns a = rhtSigns(1), b = rhtSigns(1), c = rhtSigns(2);
+  int negatives = 0, differ = 0;
+  for (int w = 0; w < kRhtSignWords; ++w) {
+    EXPECT_EQ(a.words[w], b.words[w]);
+    negatives += __builtin_popcount(a.words[w]);
+    differ += __builtin_popcount(a.words[w] ^ c.words[w]);
+  }
+  // 256 fair coin flips: 128 +- 4 sigma.
+  EXPECT_NEAR(negatives, 128, 32);
+  EXPECT_NEAR(differ, 128, 32);
+}
+
+TEST(RhtNorm, NearestFloatToInverseSqrt) {
+  for (int r : {16, 32, 64, 128, 256}) {
+    EXPECT_EQ(rhtNorm(r), float(1.0 / std::sqrt(double(r)))) << r;
+  }
+}
+
+}  // namespace
+}  // namespace qccl
