@@ -49,14 +49,17 @@ const KernelTable& selectKernels() {
 
 }  // namespace
 
-// At least 2048 elements, so per-tile work amortises; whole blocks and whole +rht runs.
+// At least 2048 elements, so per-tile work amortises; whole blocks and whole +rht runs. A tile
+// holds at most 256 blocks: below 4096 elements with blocks of 16 or more, or else exactly
+// lcm(block, R) elements, which is at most R <= 256 blocks.
 size_t tileElements(const CodecSpec& spec) {
   const size_t unit = lcm(spec.block ? spec.block : 16, spec.rhtSize ? spec.rhtSize : 1);
   return (2048 + unit - 1) / unit * unit;
 }
 
-// Four tile-sized arrays: prepared values, error-feedback copy, decoded values, random bits.
-size_t kernelScratchFloats(const CodecSpec& spec) { return 4 * tileElements(spec); }
+// Five tile-sized arrays: prepared values, error-feedback copy, decoded values, random bits,
+// block factors.
+size_t kernelScratchFloats(const CodecSpec& spec) { return 5 * tileElements(spec); }
 
 std::vector<const KernelTable*> runnableCpuKernels() {
   std::vector<const KernelTable*> tables{&portable::isaKernelTable()};

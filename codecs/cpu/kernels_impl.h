@@ -63,10 +63,14 @@ inline void* advance(void* p, size_t elements, qcclDataType_t type) {
 
 // ---- tile stages --------------------------------------------------------------------------------
 
-// Fills x[0, n) with the tile's values to quantize: input (+ residual), zeros beyond the input,
-// rotated when +rht. With error feedback, p receives the unrotated x + residual.
-inline void prepareTile(const EncodeJob& job, size_t start, size_t n, const RhtSigns& signs,
-                        float* x, float* p) {
+// The tile's values to quantize: input (+ residual), zeros beyond the input, rotated when +rht,
+// prepared in x; or, for plain fp32 input, the input itself. With error feedback, p receives the
+// unrotated x + residual.
+inline const float* prepareTile(const EncodeJob& job, size_t start, size_t n, const RhtSigns& signs,
+                                float* x, float* p) {
+  if (job.inputType == qcclFloat32 && !job.residual && !job.spec.rhtSize) {
+    return static_cast<const float*>(job.input) + start;  // no rhtSize: no padding either
+  }
   const size_t valid = start < job.count ? (n < job.count - start ? n : job.count - start) : 0;
   loadFloats(advance(job.input, start, job.inputType), job.inputType, valid, x);
   for (size_t i = valid; i < n; ++i) x[i] = 0.0f;
@@ -79,6 +83,7 @@ inline void prepareTile(const EncodeJob& job, size_t start, size_t n, const RhtS
   if (job.spec.rhtSize) {
     for (size_t r = 0; r < n; r += job.spec.rhtSize) rhtForward(x + r, job.spec.rhtSize, signs);
   }
+  return x;
 }
 
 // Stochastic-rounding bits of stream elements [first, first + n).
@@ -113,15 +118,84 @@ inline void updateResidual(const EncodeJob& job, size_t start, size_t valid, con
   storeFloats(e, valid, dst, job.residualType);
 }
 
+// Calls fn(offset, length) for each block of a tile of n elements. With kBlock != 0 (== block)
+// the full blocks' length is that compile-time constant.
+template <size_t kBlock, class Fn>
+QCCL_ALWAYS_INLINE void forEachBlock(size_t n, size_t block, Fn&& fn) {
+  const size_t full = n / block;
+  for (size_t k = 0; k < full; ++k) fn(k * block, kBlock ? kBlock : block);
+  if (n % block) fn(full * block, n % block);
+}
+
+template <size_t N>
+struct BlockSize {
+  static constexpr size_t value = N;
+};
+
+// Runs body(BlockSize<kBlock>) with kBlock = the quantizer's default block when the job uses it
+// (the common case, specialised), else 0 (any block size).
+template <class Q, class Body>
+QCCL_ALWAYS_INLINE void withBlockSize(size_t block, Body&& body) {
+  if constexpr (Q::kDefaultBlock != 0) {
+    if (block == Q::kDefaultBlock) return body(BlockSize<Q::kDefaultBlock>{});
+  }
+  body(BlockSize<0>{});
+}
+
+// Decodes a tile into out: the blocks' factors, then block by block codes times factor.
+template <class Q, size_t kBlock>
+void decodeTileBlocks(const uint8_t* scales, const uint8_t* elements, size_t start, size_t n,
+                      size_t block, const ChunkContext& chunk, float* factors, float* out) {
+  if constexpr (Q::kScaleBytes == 0) {
+    Q::decodeCodes(elements + start * Q::kElementBits / 8, n, 1.0f, out);
+  } else {
+    Q::decodeScales(scales + start / block * Q::kScaleBytes, quant::blockCount(n, block), chunk,
+                    factors);
+    forEachBlock<kBlock>(n, block, [&](size_t b, size_t len) QCCL_ALWAYS_INLINE_LAMBDA {
+      Q::decodeCodes(elements + (start + b) * Q::kElementBits / 8, len, factors[b / block],
+                     out + b);
+    });
+  }
+}
+
 template <class Q>
 void decodeBlocks(const codec::CodecSpec& spec, const uint8_t* scales, const uint8_t* elements,
-                  size_t start, size_t n, const ChunkContext& chunk, float* out) {
+                  size_t start, size_t n, const ChunkContext& chunk, float* factors, float* out) {
   const size_t block = spec.block ? spec.block : n;
-  for (size_t b = 0; b < n; b += block) {
-    const size_t first = start + b;
-    const size_t len = n - b < block ? n - b : block;
-    Q::decode(scales + first / block * Q::kScaleBytes, elements + first * Q::kElementBits / 8, len,
-              chunk, out + b);
+  withBlockSize<Q>(block, [&](auto kBlock) {
+    decodeTileBlocks<Q, decltype(kBlock)::value>(scales, elements, start, n, block, chunk, factors,
+                                                 out);
+  });
+}
+
+// Encodes a tile: the blocks' scales (vectorised across blocks), the values scaled by their
+// block's factor into `scaled`, then all codes in one pass. A non-finite block (factor NaN) gets
+// zero elements, so its bytes are the same on every target and the GPU.
+template <class Q, bool kStochastic, size_t kBlock>
+void encodeTileBlocks(const EncodeJob& job, const float* x, const uint32_t* random, size_t start,
+                      size_t n, size_t block, const ChunkContext& chunk, float* factors,
+                      float* scaled) {
+  uint8_t* elements = job.elements + start * Q::kElementBits / 8;
+  Q::encodeScales(x, n, block, chunk, job.scales + start / block * Q::kScaleBytes, factors);
+  const float* t = x;
+  if constexpr (Q::kScalesElements) {
+    forEachBlock<kBlock>(n, block, [&](size_t b, size_t len) QCCL_ALWAYS_INLINE_LAMBDA {
+      const float factor = factors[b / block];
+      const float* __restrict in = x + b;  // no aliasing: lets short blocks vectorise unversioned
+      float* __restrict out = scaled + b;
+      for (size_t i = 0; i < len; ++i) out[i] = Q::kDivide ? in[i] / factor : in[i] * factor;
+    });
+    t = scaled;
+  }
+  Q::template encodeCodes<kStochastic>(t, n, random, elements);
+  if constexpr (Q::kScaleBytes != 0) {
+    for (size_t b = 0; b < n; b += block) {
+      const float factor = factors[b / block];
+      if (factor != factor) {
+        const size_t len = n - b < block ? n - b : block;
+        std::memset(elements + b * Q::kElementBits / 8, 0, (len * Q::kElementBits + 7) / 8);
+      }
+    }
   }
 }
 
@@ -133,16 +207,18 @@ template <class Q>
 float chunkEncodeScale(const EncodeJob& job, const RhtSigns& signs, size_t tile) {
   float* x = job.scratch;
   float* p = job.scratch + tile;
-  uint32_t amax = 0;
+  // |x| bits + 2^23 as signed integers: finite values stay positive, NaN and infinity wrap to
+  // negative and drop out of a plain (vectorisable) signed max.
+  int32_t shifted = 0x00800000;
   for (size_t start = 0; start < job.paddedCount; start += tile) {
     const size_t n = job.paddedCount - start < tile ? job.paddedCount - start : tile;
-    prepareTile(job, start, n, signs, x, p);
+    const float* values = prepareTile(job, start, n, signs, x, p);
     for (size_t i = 0; i < n; ++i) {
-      const uint32_t a = floatBits(x[i]) & kAbsMask;
-      amax = maxU32(amax, a < kInfBits ? a : 0u);
+      const int32_t v = int32_t((floatBits(values[i]) & kAbsMask) + 0x00800000u);
+      shifted = v > shifted ? v : shifted;
     }
   }
-  return Q::encodeScale(bitsFloat(amax));
+  return Q::encodeScale(bitsFloat(uint32_t(shifted) - 0x00800000u));
 }
 
 template <class Q, bool kStochastic>
@@ -153,6 +229,7 @@ float encodeWith(const EncodeJob& job) {
   float* p = x + tile;
   float* decoded = p + tile;
   uint32_t* random = reinterpret_cast<uint32_t*>(decoded + tile);
+  float* factors = decoded + 2 * tile;
   const RhtSigns signs = rhtSigns(job.seed);
   ChunkContext chunk;
   if constexpr (Q::kNeedsChunkScale) {
@@ -161,17 +238,14 @@ float encodeWith(const EncodeJob& job) {
   }
   for (size_t start = 0; start < job.paddedCount; start += tile) {
     const size_t n = job.paddedCount - start < tile ? job.paddedCount - start : tile;
-    prepareTile(job, start, n, signs, x, p);
+    const float* values = prepareTile(job, start, n, signs, x, p);
     if (kStochastic) drawRandomBits(job, job.offset + start, n, random);
-    for (size_t b = 0; b < n; b += block) {
-      const size_t first = start + b;
-      const size_t len = n - b < block ? n - b : block;
-      Q::template encode<kStochastic>(x + b, len, random + b, chunk,
-                                      job.scales + first / block * Q::kScaleBytes,
-                                      job.elements + first * Q::kElementBits / 8);
-    }
+    withBlockSize<Q>(block, [&](auto kBlock) {
+      encodeTileBlocks<Q, kStochastic, decltype(kBlock)::value>(job, values, random, start, n,
+                                                                block, chunk, factors, decoded);
+    });
     if (job.residual && start < job.count) {
-      decodeBlocks<Q>(job.spec, job.scales, job.elements, start, n, chunk, decoded);
+      decodeBlocks<Q>(job.spec, job.scales, job.elements, start, n, chunk, factors, decoded);
       if (job.spec.rhtSize) {
         for (size_t r = 0; r < n; r += job.spec.rhtSize)
           rhtInverse(decoded + r, job.spec.rhtSize, signs);
@@ -187,20 +261,25 @@ template <class Q>
 void decodeWith(const DecodeJob& job) {
   const size_t tile = codec::tileElements(job.spec);
   float* x = job.scratch;
+  float* factors = x + tile;
   const RhtSigns signs = rhtSigns(job.seed);
   ChunkContext chunk;
   chunk.encodeScale = job.chunkScale;
   chunk.decodeScale = 1.0f / job.chunkScale;
   for (size_t start = 0; start < job.count; start += tile) {
     const size_t n = job.paddedCount - start < tile ? job.paddedCount - start : tile;
-    decodeBlocks<Q>(job.spec, job.scales, job.elements, start, n, chunk, x);
+    // Plain fp32 output is decoded in place; the rest goes through the tile buffer.
+    const bool direct = job.outputType == qcclFloat32 && !job.accumulate && !job.spec.rhtSize;
+    float* out = direct ? static_cast<float*>(job.output) + start : x;
+    decodeBlocks<Q>(job.spec, job.scales, job.elements, start, n, chunk, factors, out);
+    if (direct) continue;
     if (job.spec.rhtSize) {
       for (size_t r = 0; r < n; r += job.spec.rhtSize) rhtInverse(x + r, job.spec.rhtSize, signs);
     }
     const size_t valid = n < job.count - start ? n : job.count - start;
     if (job.accumulate) {
-      float* out = static_cast<float*>(job.output) + start;
-      for (size_t i = 0; i < valid; ++i) out[i] += x[i];
+      float* acc = static_cast<float*>(job.output) + start;
+      for (size_t i = 0; i < valid; ++i) acc[i] += x[i];
     } else {
       storeFloats(x, valid, advance(job.output, start, job.outputType), job.outputType);
     }
@@ -209,38 +288,27 @@ void decodeWith(const DecodeJob& job) {
 
 // ---- format dispatch ----------------------------------------------------------------------------
 
-// Quantizers without a chunk scale get a trivial one.
-template <class Base>
-struct Unscaled : Base {
-  static constexpr bool kNeedsChunkScale = false;
-};
-struct NvFp4 : quant::NvFp4Quantizer {
-  static constexpr bool kNeedsChunkScale = true;
-};
-
 // Calls fn.template operator()<Q>() with the quantizer of the job's format and input dtype.
 template <class Fn>
 auto withQuantizer(Format format, qcclDataType_t noneType, Fn&& fn) {
   switch (format) {
     case Format::None:
-      if (noneType == qcclFloat32)
-        return fn.template operator()<Unscaled<quant::RawFloatQuantizer>>();
-      if (noneType == qcclBfloat16)
-        return fn.template operator()<Unscaled<quant::CastQuantizer<Bf16>>>();
-      return fn.template operator()<Unscaled<quant::CastQuantizer<Fp16>>>();
-    case Format::Bf16: return fn.template operator()<Unscaled<quant::CastQuantizer<Bf16>>>();
-    case Format::Fp16: return fn.template operator()<Unscaled<quant::CastQuantizer<Fp16>>>();
-    case Format::Fp8E4M3: return fn.template operator()<Unscaled<quant::Fp8Quantizer<E4M3>>>();
-    case Format::Fp8E5M2: return fn.template operator()<Unscaled<quant::Fp8Quantizer<E5M2>>>();
-    case Format::MxFp8: return fn.template operator()<Unscaled<quant::MxQuantizer<E4M3>>>();
-    case Format::MxFp4: return fn.template operator()<Unscaled<quant::MxQuantizer<E2M1>>>();
-    case Format::NvFp4: return fn.template operator()<NvFp4>();
-    case Format::Fp4Ue5m3: return fn.template operator()<Unscaled<quant::Fp4Ue5m3Quantizer>>();
-    case Format::Int8: return fn.template operator()<Unscaled<quant::IntQuantizer<8>>>();
-    case Format::Int4: return fn.template operator()<Unscaled<quant::IntQuantizer<4>>>();
+      if (noneType == qcclFloat32) return fn.template operator()<quant::RawFloatQuantizer>();
+      if (noneType == qcclBfloat16) return fn.template operator()<quant::CastQuantizer<Bf16>>();
+      return fn.template operator()<quant::CastQuantizer<Fp16>>();
+    case Format::Bf16: return fn.template operator()<quant::CastQuantizer<Bf16>>();
+    case Format::Fp16: return fn.template operator()<quant::CastQuantizer<Fp16>>();
+    case Format::Fp8E4M3: return fn.template operator()<quant::Fp8Quantizer<E4M3>>();
+    case Format::Fp8E5M2: return fn.template operator()<quant::Fp8Quantizer<E5M2>>();
+    case Format::MxFp8: return fn.template operator()<quant::MxQuantizer<E4M3>>();
+    case Format::MxFp4: return fn.template operator()<quant::MxQuantizer<E2M1>>();
+    case Format::NvFp4: return fn.template operator()<quant::NvFp4Quantizer>();
+    case Format::Fp4Ue5m3: return fn.template operator()<quant::Fp4Ue5m3Quantizer>();
+    case Format::Int8: return fn.template operator()<quant::IntQuantizer<8>>();
+    case Format::Int4: return fn.template operator()<quant::IntQuantizer<4>>();
     case Format::Sign1: break;
   }
-  return fn.template operator()<Unscaled<quant::Sign1Quantizer>>();
+  return fn.template operator()<quant::Sign1Quantizer>();
 }
 
 struct EncodeRun {

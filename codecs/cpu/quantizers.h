@@ -1,9 +1,14 @@
-// Block quantizers: how one block of fp32 values becomes a scale and packed elements, and back.
-// One struct per format, each with
-//   encode<kStochastic>(x, n, random, context, scale, elements)
-//   decode(scale, elements, n, context, out)
-// Loops are written so the host compiler vectorises them with the target's instruction set; the
-// arithmetic is the definition of the format (docs/CODECS.md), shared with the CUDA kernels.
+// Block quantizers: how the blocks of a tile become scales and packed elements, and back. The
+// arithmetic is the definition of each format (docs/CODECS.md), shared with the CUDA kernels
+// through the element conversions. Each quantizer works in passes over a whole tile, so that
+// every loop is long and vectorises:
+//   encodeScales(x, n, block, chunk, scales, factors)   per block: scale bytes and the factor
+//                                                        its elements are divided (kDivide) or
+//                                                        multiplied by; NaN = non-finite block
+//   encodeCodes<kStochastic>(t, n, random, elements)     scaled values -> packed codes
+//   decodeScales(scales, blocks, chunk, factors)         per block: what decoded codes multiply
+//   decodeCodes(elements, n, factor, out)                one block's codes -> values * factor
+// The drivers (kernels_impl.h) apply the factors and zero the elements of non-finite blocks.
 //
 // Included once per CPU target inside that target's inline namespace: no std templates here.
 #pragma once
@@ -12,11 +17,21 @@
 #include "element/minifloat.h"
 #include "element/stochastic_round.h"
 
+// Quantizers are inlined into the block loops, which pass full blocks' length as a
+// compile-time constant: the loops over 16 or 32 elements then unroll and vectorise.
+#define QCCL_ALWAYS_INLINE inline __attribute__((always_inline))
+#define QCCL_ALWAYS_INLINE_LAMBDA __attribute__((always_inline))
+
 namespace qccl {
 inline namespace QCCL_ISA {
 namespace quant {
 
 constexpr float kFloatMax = 3.40282347e38f;
+constexpr float kNan = __builtin_nanf("");
+// One code per byte for a block: the largest block is kMaxBlock (codec_spec.h) elements.
+constexpr size_t kMaxBlockElements = 8192;
+// A tile holds at most this many blocks (tileElements in cpu/dispatch.cc).
+constexpr size_t kMaxTileBlocks = 256;
 
 // What a block needs from its chunk: nvfp4's two-level scale.
 struct ChunkContext {
@@ -24,182 +39,222 @@ struct ChunkContext {
   float decodeScale = 1.0f;  // nvfp4 1 / s_enc
 };
 
-// Largest |x| of the block as fp32 bits; >= kInfBits means a NaN or infinity is present.
-inline uint32_t absMaxBits(const float* x, size_t n) {
-  uint32_t m = 0;
-  for (size_t i = 0; i < n; ++i) m = maxU32(m, floatBits(x[i]) & kAbsMask);
-  return m;
+QCCL_ALWAYS_INLINE bool isNonFinite(uint32_t absMax) { return absMax >= kInfBits; }
+
+// Largest |x| of each block as fp32 bits; >= kInfBits means a NaN or infinity is present.
+QCCL_ALWAYS_INLINE void blockAbsMax(const float* x, size_t n, size_t block, uint32_t* amax) {
+  for (size_t b = 0, k = 0; b < n; b += block, ++k) {
+    const size_t len = n - b < block ? n - b : block;
+    uint32_t m = 0;
+    for (size_t i = 0; i < len; ++i) m = maxU32(m, floatBits(x[b + i]) & kAbsMask);
+    amax[k] = m;
+  }
 }
 
-inline bool isNonFinite(uint32_t absMax) { return absMax >= kInfBits; }
+QCCL_ALWAYS_INLINE size_t blockCount(size_t n, size_t block) { return (n + block - 1) / block; }
 
-inline void storeScaleF32(uint8_t* scale, float value) {
+// fp32 scales travel little-endian, written byte by byte so the layout holds on any host.
+QCCL_ALWAYS_INLINE void storeScaleF32(uint8_t* scale, float value) {
   const uint32_t u = floatBits(value);
   for (int i = 0; i < 4; ++i) scale[i] = uint8_t(u >> (8 * i));
 }
 
-inline float loadScaleF32(const uint8_t* scale) {
+QCCL_ALWAYS_INLINE float loadScaleF32(const uint8_t* scale) {
   return bitsFloat(uint32_t(scale[0]) | uint32_t(scale[1]) << 8 | uint32_t(scale[2]) << 16 |
                    uint32_t(scale[3]) << 24);
 }
 
-constexpr float kNan = __builtin_nanf("");
-
-// Packs codes of element pairs: element 2i in the low nibble of byte i.
-template <class CodeOf>
-inline void packNibbles(size_t n, uint8_t* out, CodeOf codeOf) {
-  const size_t pairs = n / 2;
-  for (size_t i = 0; i < pairs; ++i) {
-    out[i] = uint8_t((codeOf(2 * i) & 0xF) | (codeOf(2 * i + 1) & 0xF) << 4);
+// 4-bit elements travel in pairs, element 2i in the low nibble of byte i. Kernels compute one
+// code per byte first and pack in a separate pass, so that both loops vectorise.
+QCCL_ALWAYS_INLINE void packNibbles(const uint8_t* codes, size_t n, uint8_t* out) {
+  for (size_t i = 0; i < n / 2; ++i) {
+    uint16_t pair;  // a little-endian pair of codes: one 16-bit lane, so this vectorises
+    std::memcpy(&pair, codes + 2 * i, 2);
+    out[i] = uint8_t((pair & 0xF) | ((pair >> 4) & 0xF0));
   }
-  if (n % 2) out[pairs] = uint8_t(codeOf(n - 1) & 0xF);
+  if (n % 2) out[n / 2] = uint8_t(codes[n - 1] & 0xF);
 }
 
-inline uint32_t nibble(const uint8_t* in, size_t i) { return (in[i / 2] >> (4 * (i % 2))) & 0xF; }
+QCCL_ALWAYS_INLINE void unpackNibbles(const uint8_t* in, size_t n, uint8_t* codes) {
+  for (size_t i = 0; i < n / 2; ++i) {
+    codes[2 * i] = in[i] & 0xF;
+    codes[2 * i + 1] = in[i] >> 4;
+  }
+  if (n % 2) codes[n - 1] = in[n / 2] & 0xF;
+}
 
-// Element-wise minifloat (bf16, fp16): no scale.
+// ---- element codes
+// -------------------------------------------------------------------------------
+
+// The 16 values of a 4-bit format, from decode<F>: 4-bit elements decode by table lookup, which
+// vectorises where unpacking nibbles into a code array does not.
 template <class F>
-struct CastQuantizer {
-  static constexpr unsigned kScaleBytes = 0;
-  static constexpr unsigned kElementBits = 16;
+struct NibbleValues {
+  float value[16];
+  NibbleValues() {
+    for (uint32_t c = 0; c < 16; ++c) value[c] = decode<F>(c);
+  }
+};
+
+template <class F>
+QCCL_ALWAYS_INLINE const float* nibbleValues() {
+  static const NibbleValues<F> table;
+  return table.value;
+}
+
+// Minifloat codes: one per byte (8-bit formats), two per byte (E2M1), two bytes little-endian
+// (fp16, bf16).
+template <class F>
+struct MinifloatCodes {
+  static constexpr unsigned kElementBits =
+      F::kMagBits + 1 == 4 ? 4 : (F::kMagBits + 1 == 8 ? 8 : 16);
 
   template <bool kStochastic>
-  static void encode(const float* x, size_t n, const uint32_t* random, const ChunkContext&,
-                     uint8_t*, uint8_t* elements) {
-    for (size_t i = 0; i < n; ++i) {
-      const float v = kStochastic ? stochasticRoundTo<F>(x[i], random[i]) : x[i];
-      const uint32_t code = encodeRne<F>(v);
-      elements[2 * i] = uint8_t(code);
-      elements[2 * i + 1] = uint8_t(code >> 8);
+  static QCCL_ALWAYS_INLINE uint32_t code(float t, const uint32_t* random, size_t i) {
+    return encodeRne<F>(kStochastic ? stochasticRoundTo<F>(t, random[i]) : t);
+  }
+
+  template <bool kStochastic>
+  static QCCL_ALWAYS_INLINE void encodeCodes(const float* t, size_t n, const uint32_t* random,
+                                             uint8_t* out) {
+    if constexpr (kElementBits == 16) {
+      for (size_t i = 0; i < n; ++i) {
+        const uint32_t c = code<kStochastic>(t[i], random, i);
+        out[2 * i] = uint8_t(c);
+        out[2 * i + 1] = uint8_t(c >> 8);
+      }
+    } else if constexpr (kElementBits == 8) {
+      for (size_t i = 0; i < n; ++i) out[i] = uint8_t(code<kStochastic>(t[i], random, i));
+    } else {
+      constexpr size_t kStep = 512;  // codes per pass through a byte buffer, then packed
+      uint8_t codes[kStep];
+      for (size_t s = 0; s < n; s += kStep) {
+        const size_t len = n - s < kStep ? n - s : kStep;
+        for (size_t i = 0; i < len; ++i)
+          codes[i] = uint8_t(code<kStochastic>(t[s + i], random, s + i));
+        packNibbles(codes, len, out + s / 2);
+      }
     }
   }
 
-  static void decode(const uint8_t*, const uint8_t* elements, size_t n, const ChunkContext&,
-                     float* out) {
-    for (size_t i = 0; i < n; ++i) {
-      out[i] = qccl::decode<F>(uint32_t(elements[2 * i]) | uint32_t(elements[2 * i + 1]) << 8);
+  // The 16-bit casts have no scale: their factor is ignored rather than multiplied by 1.
+  static QCCL_ALWAYS_INLINE void decodeCodes(const uint8_t* in, size_t n, float factor,
+                                             float* out) {
+    if constexpr (kElementBits == 16) {
+      for (size_t i = 0; i < n; ++i)
+        out[i] = decode<F>(uint32_t(in[2 * i]) | uint32_t(in[2 * i + 1]) << 8);
+    } else if constexpr (kElementBits == 8) {
+      for (size_t i = 0; i < n; ++i) out[i] = decode<F>(in[i]) * factor;
+    } else {
+      const float* values = nibbleValues<F>();
+      for (size_t i = 0; i < n / 2; ++i) {
+        out[2 * i] = values[in[i] & 0xF] * factor;
+        out[2 * i + 1] = values[in[i] >> 4] * factor;
+      }
+      if (n % 2) out[n - 1] = values[in[n / 2] & 0xF] * factor;
     }
   }
 };
 
-// Format none with fp32 input: the bytes themselves.
-struct RawFloatQuantizer {
+// Formats without block scales.
+struct ElementWise {
+  static constexpr size_t kDefaultBlock = 0;
   static constexpr unsigned kScaleBytes = 0;
+  static constexpr bool kNeedsChunkScale = false;
+  static constexpr bool kDivide = false;
+  static constexpr bool kScalesElements = false;
+  static QCCL_ALWAYS_INLINE void encodeScales(const float*, size_t, size_t, const ChunkContext&,
+                                              uint8_t*, float*) {}
+  static QCCL_ALWAYS_INLINE void decodeScales(const uint8_t*, size_t, const ChunkContext&, float*) {
+  }
+};
+
+// bf16, fp16: a rounded cast, nothing else.
+template <class F>
+struct CastQuantizer : ElementWise, MinifloatCodes<F> {};
+
+// Format none with fp32 input: the bytes themselves.
+struct RawFloatQuantizer : ElementWise {
   static constexpr unsigned kElementBits = 32;
 
   template <bool kStochastic>
-  static void encode(const float* x, size_t n, const uint32_t*, const ChunkContext&, uint8_t*,
-                     uint8_t* elements) {
-    std::memcpy(elements, x, 4 * n);
+  static QCCL_ALWAYS_INLINE void encodeCodes(const float* t, size_t n, const uint32_t*,
+                                             uint8_t* out) {
+    std::memcpy(out, t, 4 * n);
   }
 
-  static void decode(const uint8_t*, const uint8_t* elements, size_t n, const ChunkContext&,
-                     float* out) {
-    std::memcpy(out, elements, 4 * n);
+  static QCCL_ALWAYS_INLINE void decodeCodes(const uint8_t* in, size_t n, float, float* out) {
+    std::memcpy(out, in, 4 * n);
   }
 };
 
-// fp8e4m3 / fp8e5m2: fp32 scale = amax / elem_max per block; element = F(x / scale).
+// ---- block-scaled formats
+// ------------------------------------------------------------------------
+
+// fp8e4m3 / fp8e5m2: fp32 scale s = amax / elem_max per block; element = F(x / s).
 template <class F>
-struct Fp8Quantizer {
+struct Fp8Quantizer : MinifloatCodes<F> {
+  static constexpr size_t kDefaultBlock = 128;
   static constexpr unsigned kScaleBytes = 4;
-  static constexpr unsigned kElementBits = 8;
+  static constexpr bool kNeedsChunkScale = false;
+  static constexpr bool kDivide = true;
+  static constexpr bool kScalesElements = true;
 
-  template <bool kStochastic>
-  static void encode(const float* x, size_t n, const uint32_t* random, const ChunkContext&,
-                     uint8_t* scale, uint8_t* elements) {
-    const uint32_t amax = absMaxBits(x, n);
-    if (isNonFinite(amax)) {
-      storeScaleF32(scale, kNan);
-      std::memset(elements, 0, n);
-      return;
+  static QCCL_ALWAYS_INLINE void encodeScales(const float* x, size_t n, size_t block,
+                                              const ChunkContext&, uint8_t* scales,
+                                              float* divisors) {
+    uint32_t amax[kMaxTileBlocks];
+    blockAbsMax(x, n, block, amax);
+    for (size_t k = 0; k < blockCount(n, block); ++k) {
+      const float s = isNonFinite(amax[k]) ? kNan : bitsFloat(amax[k]) / maxValue<F>();
+      storeScaleF32(scales + 4 * k, s);
+      divisors[k] = s == 0.0f ? 1.0f : s;  // amax == 0 (or underflow): zeros all the same
     }
-    const float s = bitsFloat(amax) / maxValue<F>();
-    const float divisor = s == 0.0f ? 1.0f : s;  // amax == 0 (or underflow): all zeros
-    for (size_t i = 0; i < n; ++i) {
-      float t = x[i] / divisor;
-      if (kStochastic) t = stochasticRoundTo<F>(t, random[i]);
-      elements[i] = uint8_t(encodeRne<F>(t));
-    }
-    storeScaleF32(scale, s);
   }
 
-  static void decode(const uint8_t* scale, const uint8_t* elements, size_t n, const ChunkContext&,
-                     float* out) {
-    const float s = loadScaleF32(scale);
-    for (size_t i = 0; i < n; ++i) out[i] = qccl::decode<F>(elements[i]) * s;
+  static QCCL_ALWAYS_INLINE void decodeScales(const uint8_t* scales, size_t blocks,
+                                              const ChunkContext&, float* factors) {
+    for (size_t k = 0; k < blocks; ++k) factors[k] = loadScaleF32(scales + 4 * k);
   }
 };
 
-// Element encoders for 8- and 4-bit packings, shared by the block-scaled minifloat formats.
+// OCP MX (mxfp8, mxfp4): E8M0 scale 2^ceil(log2(amax / elem_max)); element = F(x * 2^-e),
+// which is exactly x / 2^e.
 template <class F>
-struct ElementPacking;
-
-template <>
-struct ElementPacking<E4M3> {
-  static constexpr unsigned kBits = 8;
-  template <bool kStochastic>
-  static void encode(const float* x, size_t n, float factor, const uint32_t* random, uint8_t* out) {
-    for (size_t i = 0; i < n; ++i) {
-      float t = x[i] * factor;
-      if (kStochastic) t = stochasticRoundTo<E4M3>(t, random[i]);
-      out[i] = uint8_t(encodeRne<E4M3>(t));
-    }
-  }
-  static void decode(const uint8_t* in, size_t n, float factor, float* out) {
-    for (size_t i = 0; i < n; ++i) out[i] = qccl::decode<E4M3>(in[i]) * factor;
-  }
-};
-
-template <>
-struct ElementPacking<E2M1> {
-  static constexpr unsigned kBits = 4;
-  template <bool kStochastic>
-  static void encode(const float* x, size_t n, float factor, const uint32_t* random, uint8_t* out) {
-    packNibbles(n, out, [&](size_t i) {
-      float t = x[i] * factor;
-      if (kStochastic) t = stochasticRoundTo<E2M1>(t, random[i]);
-      return encodeRne<E2M1>(t);
-    });
-  }
-  static void decode(const uint8_t* in, size_t n, float factor, float* out) {
-    for (size_t i = 0; i < n; ++i) out[i] = qccl::decode<E2M1>(nibble(in, i)) * factor;
-  }
-};
-
-// OCP MX (mxfp8, mxfp4): E8M0 scale 2^ceil(log2(amax / elem_max)); element = F(x / 2^e).
-template <class F>
-struct MxQuantizer {
+struct MxQuantizer : MinifloatCodes<F> {
+  static constexpr size_t kDefaultBlock = 32;
   static constexpr unsigned kScaleBytes = 1;
-  static constexpr unsigned kElementBits = ElementPacking<F>::kBits;
+  static constexpr bool kNeedsChunkScale = false;
+  static constexpr bool kDivide = false;
+  static constexpr bool kScalesElements = true;
 
-  template <bool kStochastic>
-  static void encode(const float* x, size_t n, const uint32_t* random, const ChunkContext&,
-                     uint8_t* scale, uint8_t* elements) {
-    const uint32_t amax = absMaxBits(x, n);
-    if (isNonFinite(amax)) {
-      *scale = uint8_t(kE8M0Nan);
-      std::memset(elements, 0, (n * kElementBits + 7) / 8);
-      return;
+  static QCCL_ALWAYS_INLINE void encodeScales(const float* x, size_t n, size_t block,
+                                              const ChunkContext&, uint8_t* scales,
+                                              float* factors) {
+    uint32_t amax[kMaxTileBlocks];
+    blockAbsMax(x, n, block, amax);
+    for (size_t k = 0; k < blockCount(n, block); ++k) {
+      const bool bad = isNonFinite(amax[k]);
+      const uint32_t code = bad ? kE8M0Nan : mxScaleCode(bitsFloat(amax[k]), maxValue<F>());
+      scales[k] = uint8_t(code);
+      factors[k] = bad ? kNan : exp2Int(127 - int(code));
     }
-    const uint32_t code = mxScaleCode(bitsFloat(amax), maxValue<F>());
-    *scale = uint8_t(code);
-    // Multiplying by 2^-e is exact, so this is the division by the scale.
-    ElementPacking<F>::template encode<kStochastic>(x, n, exp2Int(127 - int(code)), random,
-                                                    elements);
   }
 
-  static void decode(const uint8_t* scale, const uint8_t* elements, size_t n, const ChunkContext&,
-                     float* out) {
-    ElementPacking<F>::decode(elements, n, decodeE8M0(*scale), out);
+  static QCCL_ALWAYS_INLINE void decodeScales(const uint8_t* scales, size_t blocks,
+                                              const ChunkContext&, float* factors) {
+    for (size_t k = 0; k < blocks; ++k) factors[k] = decodeE8M0(scales[k]);
   }
 };
 
 // NVFP4, Transformer Engine's recipe: chunk scale s_enc = 448 * 6 / chunk_amax; block scale
-// E4M3(block_amax * (s_enc / 6)); element E2M1(x * 1 / (scale * (1 / s_enc))).
-struct NvFp4Quantizer {
+// E4M3(block_amax * (s_enc * fp32(1/6))); element E2M1(x * min(1 / (scale * (1 / s_enc)), max)).
+struct NvFp4Quantizer : MinifloatCodes<E2M1> {
+  static constexpr size_t kDefaultBlock = 16;
   static constexpr unsigned kScaleBytes = 1;
-  static constexpr unsigned kElementBits = 4;
+  static constexpr bool kNeedsChunkScale = true;
+  static constexpr bool kDivide = false;
+  static constexpr bool kScalesElements = true;
 
   static float encodeScale(float chunkAmax) {
     const float s = (448.0f * 6.0f) / chunkAmax;
@@ -207,125 +262,144 @@ struct NvFp4Quantizer {
     return (chunkAmax == 0.0f || clamped == 0.0f) ? 1.0f : clamped;
   }
 
-  template <bool kStochastic>
-  static void encode(const float* x, size_t n, const uint32_t* random, const ChunkContext& chunk,
-                     uint8_t* scale, uint8_t* elements) {
-    const uint32_t amax = absMaxBits(x, n);
-    if (isNonFinite(amax)) {
-      *scale = uint8_t(E4M3::kNanCode);
-      std::memset(elements, 0, (n + 1) / 2);
-      return;
-    }
+  static QCCL_ALWAYS_INLINE void encodeScales(const float* x, size_t n, size_t block,
+                                              const ChunkContext& chunk, uint8_t* scales,
+                                              float* factors) {
     constexpr float kInvElemMax = 1.0f / 6.0f;
-    const uint32_t code = encodeRne<E4M3>(bitsFloat(amax) * (chunk.encodeScale * kInvElemMax));
-    *scale = uint8_t(code);
-    const float reciprocal = 1.0f / (qccl::decode<E4M3>(code) * chunk.decodeScale);
-    ElementPacking<E2M1>::template encode<kStochastic>(
-        x, n, reciprocal > kFloatMax ? kFloatMax : reciprocal, random, elements);
-  }
-
-  static void decode(const uint8_t* scale, const uint8_t* elements, size_t n,
-                     const ChunkContext& chunk, float* out) {
-    ElementPacking<E2M1>::decode(elements, n, qccl::decode<E4M3>(*scale) * chunk.decodeScale, out);
-  }
-};
-
-// fp4ue5m3: block scale = the smallest UE5M3 value >= block_amax / 6, so nothing clips and no
-// chunk scale is needed; element = E2M1(x / scale).
-struct Fp4Ue5m3Quantizer {
-  static constexpr unsigned kScaleBytes = 1;
-  static constexpr unsigned kElementBits = 4;
-
-  static uint32_t scaleCode(float amax) {
-    uint32_t code = encodeRne<UE5M3>(amax / 6.0f);
-    // 6 * value is exact in fp32 (at most 6 significant bits), so this test is exact.
-    if (6.0f * qccl::decode<UE5M3>(code) < amax && code < UE5M3::kMaxCode) ++code;
-    return code;
-  }
-
-  template <bool kStochastic>
-  static void encode(const float* x, size_t n, const uint32_t* random, const ChunkContext&,
-                     uint8_t* scale, uint8_t* elements) {
-    const uint32_t amax = absMaxBits(x, n);
-    if (isNonFinite(amax)) {
-      *scale = uint8_t(UE5M3::kNanCode);
-      std::memset(elements, 0, (n + 1) / 2);
-      return;
+    const float toScale = chunk.encodeScale * kInvElemMax;
+    uint32_t amax[kMaxTileBlocks];
+    blockAbsMax(x, n, block, amax);
+    for (size_t k = 0; k < blockCount(n, block); ++k) {
+      const bool bad = isNonFinite(amax[k]);
+      const uint32_t code = bad ? E4M3::kNanCode : encodeRne<E4M3>(bitsFloat(amax[k]) * toScale);
+      scales[k] = uint8_t(code);
+      const float reciprocal = 1.0f / (decode<E4M3>(code) * chunk.decodeScale);
+      factors[k] = bad ? kNan : (reciprocal > kFloatMax ? kFloatMax : reciprocal);
     }
-    const uint32_t code = scaleCode(bitsFloat(amax));
-    *scale = uint8_t(code);
-    const float s = qccl::decode<UE5M3>(code);
-    const float divisor = s == 0.0f ? 1.0f : s;
-    packNibbles(n, elements, [&](size_t i) {
-      float t = x[i] / divisor;
-      if (kStochastic) t = stochasticRoundTo<E2M1>(t, random[i]);
-      return encodeRne<E2M1>(t);
-    });
   }
 
-  static void decode(const uint8_t* scale, const uint8_t* elements, size_t n, const ChunkContext&,
-                     float* out) {
-    ElementPacking<E2M1>::decode(elements, n, qccl::decode<UE5M3>(*scale), out);
+  static QCCL_ALWAYS_INLINE void decodeScales(const uint8_t* scales, size_t blocks,
+                                              const ChunkContext& chunk, float* factors) {
+    for (size_t k = 0; k < blocks; ++k) factors[k] = decode<E4M3>(scales[k]) * chunk.decodeScale;
   }
 };
 
-// Symmetric integers (ZeRO++ style): fp32 scale = amax / qmax; q = clamp(rne(x / scale)).
+// fp4ue5m3: block scale S = the smallest UE5M3 value >= block_amax / 6, so nothing clips and no
+// chunk scale is needed; element = E2M1(x * fp32(1 / S)).
+struct Fp4Ue5m3Quantizer : MinifloatCodes<E2M1> {
+  static constexpr size_t kDefaultBlock = 16;
+  static constexpr unsigned kScaleBytes = 1;
+  static constexpr bool kNeedsChunkScale = false;
+  static constexpr bool kDivide = false;
+  static constexpr bool kScalesElements = true;
+
+  static QCCL_ALWAYS_INLINE uint32_t scaleCode(float amax) {
+    const uint32_t code = encodeRne<UE5M3>(amax / 6.0f);
+    // 6 * value is exact in fp32 (at most 6 significant bits), so this test is exact.
+    const bool below = 6.0f * decode<UE5M3>(code) < amax && code < UE5M3::kMaxCode;
+    return below ? code + 1 : code;
+  }
+
+  static QCCL_ALWAYS_INLINE void encodeScales(const float* x, size_t n, size_t block,
+                                              const ChunkContext&, uint8_t* scales,
+                                              float* factors) {
+    uint32_t amax[kMaxTileBlocks];
+    blockAbsMax(x, n, block, amax);
+    for (size_t k = 0; k < blockCount(n, block); ++k) {
+      const bool bad = isNonFinite(amax[k]);
+      const uint32_t code = bad ? UE5M3::kNanCode : scaleCode(bitsFloat(amax[k]));
+      scales[k] = uint8_t(code);
+      const float s = decode<UE5M3>(code);
+      factors[k] = bad ? kNan : (s == 0.0f ? 0.0f : 1.0f / s);
+    }
+  }
+
+  static QCCL_ALWAYS_INLINE void decodeScales(const uint8_t* scales, size_t blocks,
+                                              const ChunkContext&, float* factors) {
+    for (size_t k = 0; k < blocks; ++k) factors[k] = decode<UE5M3>(scales[k]);
+  }
+};
+
+// Symmetric integers (ZeRO++ style): fp32 scale s = amax / qmax; q = clamp(rne(x / s)).
 template <int kBits>
 struct IntQuantizer {
+  static constexpr size_t kDefaultBlock = kBits == 8 ? 128 : 64;
   static constexpr unsigned kScaleBytes = 4;
   static constexpr unsigned kElementBits = kBits;
+  static constexpr bool kNeedsChunkScale = false;
+  static constexpr bool kDivide = true;
+  static constexpr bool kScalesElements = true;
   static constexpr int kMax = (1 << (kBits - 1)) - 1;
 
   // Round to the nearest integer, ties to even: adding 1.5 * 2^23 leaves the integer part in
   // the low mantissa bits (|t| <= 2^22).
-  static int32_t quantize(float t) {
+  template <bool kStochastic>
+  static QCCL_ALWAYS_INLINE uint8_t code(float t, const uint32_t* random, size_t i) {
+    if (kStochastic) t = stochasticRound(t, 0, random[i]);
     const int32_t q = int32_t(floatBits(t + 12582912.0f) - 0x4B400000u);
-    return q > kMax ? kMax : (q < -kMax ? -kMax : q);
+    return uint8_t(q > kMax ? kMax : (q < -kMax ? -kMax : q));
+  }
+
+  static QCCL_ALWAYS_INLINE void encodeScales(const float* x, size_t n, size_t block,
+                                              const ChunkContext&, uint8_t* scales,
+                                              float* divisors) {
+    uint32_t amax[kMaxTileBlocks];
+    blockAbsMax(x, n, block, amax);
+    for (size_t k = 0; k < blockCount(n, block); ++k) {
+      const float s = isNonFinite(amax[k]) ? kNan : bitsFloat(amax[k]) / float(kMax);
+      storeScaleF32(scales + 4 * k, s);
+      divisors[k] = s == 0.0f ? 1.0f : s;
+    }
   }
 
   template <bool kStochastic>
-  static void encode(const float* x, size_t n, const uint32_t* random, const ChunkContext&,
-                     uint8_t* scale, uint8_t* elements) {
-    const uint32_t amax = absMaxBits(x, n);
-    if (isNonFinite(amax)) {
-      storeScaleF32(scale, kNan);
-      std::memset(elements, 0, (n * kBits + 7) / 8);
-      return;
-    }
-    const float s = bitsFloat(amax) / float(kMax);
-    const float divisor = s == 0.0f ? 1.0f : s;
-    auto codeOf = [&](size_t i) {
-      float t = x[i] / divisor;
-      if (kStochastic) t = stochasticRound(t, 0, random[i]);
-      return uint32_t(quantize(t));
-    };
+  static QCCL_ALWAYS_INLINE void encodeCodes(const float* t, size_t n, const uint32_t* random,
+                                             uint8_t* out) {
     if constexpr (kBits == 8) {
-      for (size_t i = 0; i < n; ++i) elements[i] = uint8_t(codeOf(i));
+      for (size_t i = 0; i < n; ++i) out[i] = code<kStochastic>(t[i], random, i);
     } else {
-      packNibbles(n, elements, codeOf);
+      constexpr size_t kStep = 512;
+      uint8_t codes[kStep];
+      for (size_t s = 0; s < n; s += kStep) {
+        const size_t len = n - s < kStep ? n - s : kStep;
+        for (size_t i = 0; i < len; ++i) codes[i] = code<kStochastic>(t[s + i], random, s + i);
+        packNibbles(codes, len, out + s / 2);
+      }
     }
-    storeScaleF32(scale, s);
   }
 
-  static void decode(const uint8_t* scale, const uint8_t* elements, size_t n, const ChunkContext&,
-                     float* out) {
-    const float s = loadScaleF32(scale);
-    for (size_t i = 0; i < n; ++i) {
-      const int32_t q =
-          kBits == 8 ? int32_t(int8_t(elements[i])) : int32_t(nibble(elements, i) << 28) >> 28;
-      out[i] = float(q) * s;
+  static QCCL_ALWAYS_INLINE void decodeScales(const uint8_t* scales, size_t blocks,
+                                              const ChunkContext&, float* factors) {
+    for (size_t k = 0; k < blocks; ++k) factors[k] = loadScaleF32(scales + 4 * k);
+  }
+
+  // Sign-extends each element's kBits-bit two's complement code.
+  static QCCL_ALWAYS_INLINE void decodeCodes(const uint8_t* in, size_t n, float s, float* out) {
+    if constexpr (kBits == 8) {
+      for (size_t i = 0; i < n; ++i) out[i] = float(int8_t(in[i])) * s;
+    } else {
+      for (size_t i = 0; i < n / 2; ++i) {
+        out[2 * i] = float(int32_t(uint32_t(in[i]) << 28) >> 28) * s;
+        out[2 * i + 1] = float(int32_t(uint32_t(in[i]) << 24) >> 28) * s;
+      }
+      if (n % 2) out[n - 1] = float(int32_t(uint32_t(in[n / 2]) << 28) >> 28) * s;
     }
   }
 };
 
-// sign1: one sign bit per element (bit i % 8 of byte i / 8), fp32 scale = mean |x| of the block.
-// The mean's summation order is part of the definition: eight lanes, lane l summing elements
-// l, l + 8, ... in order, then ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)), over n.
+// sign1: one sign bit per element (bit i % 8 of byte i / 8), fp32 scale = mean |x| of the block,
+// decoded as +-scale. The mean's summation order is part of the definition: eight
+// lanes, lane l summing elements l, l + 8, ... in order, then
+// ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)), over n.
 struct Sign1Quantizer {
+  static constexpr size_t kDefaultBlock = 2048;
   static constexpr unsigned kScaleBytes = 4;
   static constexpr unsigned kElementBits = 1;
+  static constexpr bool kNeedsChunkScale = false;
+  static constexpr bool kDivide = false;
+  static constexpr bool kScalesElements = false;  // the signs need no scaling before encoding
 
-  static float meanAbs(const float* x, size_t n) {
+  static QCCL_ALWAYS_INLINE float meanAbs(const float* x, size_t n) {
     float lane[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     const size_t full = n / 8 * 8;
     for (size_t i = 0; i < full; i += 8) {
@@ -337,26 +411,37 @@ struct Sign1Quantizer {
     return sum / float(n);
   }
 
-  template <bool kStochastic>
-  static void encode(const float* x, size_t n, const uint32_t*, const ChunkContext&, uint8_t* scale,
-                     uint8_t* elements) {
-    const bool nonFinite = isNonFinite(absMaxBits(x, n));
-    storeScaleF32(scale, nonFinite ? kNan : meanAbs(x, n));
-    const size_t bytes = (n + 7) / 8;
-    for (size_t b = 0; b < bytes; ++b) {
-      uint32_t byte = 0;
-      for (size_t k = 0; k < 8 && 8 * b + k < n; ++k) {
-        byte |= (floatBits(x[8 * b + k]) >> 31) << k;
-      }
-      elements[b] = nonFinite ? 0 : uint8_t(byte);
+  static QCCL_ALWAYS_INLINE void encodeScales(const float* x, size_t n, size_t block,
+                                              const ChunkContext&, uint8_t* scales,
+                                              float* factors) {
+    uint32_t amax[kMaxTileBlocks];
+    blockAbsMax(x, n, block, amax);
+    for (size_t b = 0, k = 0; b < n; b += block, ++k) {
+      const size_t len = n - b < block ? n - b : block;
+      factors[k] = isNonFinite(amax[k]) ? kNan : meanAbs(x + b, len);
+      storeScaleF32(scales + 4 * k, factors[k]);
     }
   }
 
-  static void decode(const uint8_t* scale, const uint8_t* elements, size_t n, const ChunkContext&,
-                     float* out) {
-    const uint32_t s = floatBits(loadScaleF32(scale));
+  template <bool kStochastic>
+  static QCCL_ALWAYS_INLINE void encodeCodes(const float* t, size_t n, const uint32_t*,
+                                             uint8_t* out) {
+    for (size_t b = 0; b < (n + 7) / 8; ++b) {
+      uint32_t byte = 0;
+      for (size_t k = 0; k < 8 && 8 * b + k < n; ++k) byte |= (floatBits(t[8 * b + k]) >> 31) << k;
+      out[b] = uint8_t(byte);
+    }
+  }
+
+  static QCCL_ALWAYS_INLINE void decodeScales(const uint8_t* scales, size_t blocks,
+                                              const ChunkContext&, float* factors) {
+    for (size_t k = 0; k < blocks; ++k) factors[k] = loadScaleF32(scales + 4 * k);
+  }
+
+  static QCCL_ALWAYS_INLINE void decodeCodes(const uint8_t* in, size_t n, float scale, float* out) {
+    const uint32_t s = floatBits(scale);
     for (size_t i = 0; i < n; ++i)
-      out[i] = bitsFloat(s ^ (uint32_t(elements[i / 8] >> (i % 8)) & 1u) << 31);
+      out[i] = bitsFloat(s ^ (uint32_t(in[i / 8] >> (i % 8)) & 1u) << 31);
   }
 };
 

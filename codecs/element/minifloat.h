@@ -87,21 +87,25 @@ QCCL_HD uint32_t encodeRne(float f) {
   return a > kInfBits ? F::kNanCode : code;
 }
 
-// code -> fp32, exact.
+// code -> fp32, exact: significand (with the implicit bit for normals) times the power of two
+// of its last bit. Both factors are normal fp32 numbers for every format here, so the multiply
+// is exact and never meets a subnormal operand (which costs a microcode assist on x86).
 template <class F>
 QCCL_HD float decode(uint32_t code) {
   const uint32_t mag = code & F::kMagMask;
   const uint32_t sign = F::kSigned ? ((code >> F::kMagBits) & 1u) << 31 : 0u;
+  const uint32_t exp = mag >> F::kManBits;
   uint32_t bits;
   if constexpr (F::kBias == 127) {
-    bits = mag << (23 - F::kManBits);
+    bits = mag << (23 - F::kManBits);  // bf16: fp32's own exponent range, subnormals included
   } else {
-    const uint32_t normal = (mag << (23 - F::kManBits)) + (uint32_t(127 - F::kBias) << 23);
-    const float subnormal = float(mag & F::kManMask) * exp2Int(F::kMinExp - F::kManBits);
-    bits = (mag >> F::kManBits) == 0 ? floatBits(subnormal) : normal;
-    if constexpr (F::kSpecials == Specials::Ieee) {
-      bits = (mag >> F::kManBits) == F::kExpAllOnes ? (kInfBits | (mag & F::kManMask)) : bits;
-    }
+    static_assert(F::kMinExp - F::kManBits >= -126, "lowest bit must be a normal fp32");
+    const uint32_t significand = (mag & F::kManMask) | (exp != 0 ? 1u << F::kManBits : 0u);
+    const int32_t lsbExp = int32_t(exp != 0 ? exp : 1) - F::kBias - F::kManBits;
+    bits = floatBits(float(significand) * bitsFloat(uint32_t(lsbExp + 127) << 23));
+  }
+  if constexpr (F::kSpecials == Specials::Ieee) {
+    bits = exp == F::kExpAllOnes ? (kInfBits | (mag & F::kManMask)) : bits;
   }
   if constexpr (F::kSpecials == Specials::NanOnly) bits = mag == F::kMagMask ? 0x7fc00000u : bits;
   return bitsFloat(bits | sign);
