@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs what qccl builds and tests with, from Debian's packages and PyPI. Idempotent; run as
+# root or with sudo available.
+set -euo pipefail
+
+SUDO=""
+if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+
+packages=(build-essential cmake pkg-config git googletest libgtest-dev libgmock-dev
+          libbenchmark-dev libucx-dev libopenmpi-dev openmpi-bin python3 python3-pip)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: apt-get install ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# The Python test oracle: numpy and ml_dtypes, run by pytest.
+python=$(command -v python3)
+if ! "$python" -c "import numpy, ml_dtypes, pytest" 2>/dev/null; then
+  echo "install-deps: pip install numpy ml_dtypes pytest"
+  "$python" -m pip install --quiet numpy ml_dtypes pytest 2>/dev/null ||
+    "$python" -m pip install --quiet --break-system-packages numpy ml_dtypes pytest
+fi
