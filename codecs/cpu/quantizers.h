@@ -270,10 +270,11 @@ struct NvFp4Quantizer : MinifloatCodes<E2M1> {
     uint32_t amax[kMaxTileBlocks];
     blockAbsMax(x, n, block, amax);
     for (size_t k = 0; k < blockCount(n, block); ++k) {
+      // Everything computed, then selected: no branch, so the loop over blocks vectorises.
       const bool bad = isNonFinite(amax[k]);
-      const uint32_t code = bad ? E4M3::kNanCode : encodeRne<E4M3>(bitsFloat(amax[k]) * toScale);
-      scales[k] = uint8_t(code);
+      const uint32_t code = encodeRne<E4M3>(bitsFloat(amax[k]) * toScale);
       const float reciprocal = 1.0f / (decode<E4M3>(code) * chunk.decodeScale);
+      scales[k] = uint8_t(bad ? E4M3::kNanCode : code);
       factors[k] = bad ? kNan : (reciprocal > kFloatMax ? kFloatMax : reciprocal);
     }
   }
@@ -296,8 +297,9 @@ struct Fp4Ue5m3Quantizer : MinifloatCodes<E2M1> {
   static QCCL_ALWAYS_INLINE uint32_t scaleCode(float amax) {
     const uint32_t code = encodeRne<UE5M3>(amax / 6.0f);
     // 6 * value is exact in fp32 (at most 6 significant bits), so this test is exact.
-    const bool below = 6.0f * decode<UE5M3>(code) < amax && code < UE5M3::kMaxCode;
-    return below ? code + 1 : code;
+    // '&', not '&&': no branch, so the loop over blocks vectorises.
+    const bool below = (6.0f * decode<UE5M3>(code) < amax) & (code < UE5M3::kMaxCode);
+    return code + (below ? 1u : 0u);
   }
 
   static QCCL_ALWAYS_INLINE void encodeScales(const float* x, size_t n, size_t block,
@@ -306,11 +308,13 @@ struct Fp4Ue5m3Quantizer : MinifloatCodes<E2M1> {
     uint32_t amax[kMaxTileBlocks];
     blockAbsMax(x, n, block, amax);
     for (size_t k = 0; k < blockCount(n, block); ++k) {
+      // Everything computed, then selected: no branch, so the loop over blocks vectorises.
       const bool bad = isNonFinite(amax[k]);
-      const uint32_t code = bad ? UE5M3::kNanCode : scaleCode(bitsFloat(amax[k]));
-      scales[k] = uint8_t(code);
-      const float s = decode<UE5M3>(code);
-      factors[k] = bad ? kNan : (s == 0.0f ? 0.0f : 1.0f / s);
+      const uint32_t finiteCode = scaleCode(bitsFloat(amax[k]));
+      const float s = decode<UE5M3>(finiteCode);
+      const float reciprocal = 1.0f / s;
+      scales[k] = uint8_t(bad ? UE5M3::kNanCode : finiteCode);
+      factors[k] = bad ? kNan : (s == 0.0f ? 0.0f : reciprocal);
     }
   }
 
