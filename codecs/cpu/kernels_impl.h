@@ -11,9 +11,9 @@
 #error "define QCCL_ISA before including kernels_impl.h"
 #endif
 
+#include "cpu/hadamard_vec.h"
 #include "cpu/kernels.h"
 #include "cpu/quantizers.h"
-#include "element/hadamard.h"
 #include "element/philox.h"
 
 namespace qccl {
@@ -81,7 +81,8 @@ inline const float* prepareTile(const EncodeJob& job, size_t start, size_t n, co
     std::memcpy(p, x, 4 * valid);
   }
   if (job.spec.rhtSize) {
-    for (size_t r = 0; r < n; r += job.spec.rhtSize) rhtForward(x + r, job.spec.rhtSize, signs);
+    for (size_t r = 0; r < n; r += job.spec.rhtSize)
+      rhtForwardVectors(x + r, job.spec.rhtSize, signs);
   }
   return x;
 }
@@ -248,7 +249,7 @@ float encodeWith(const EncodeJob& job) {
       decodeBlocks<Q>(job.spec, job.scales, job.elements, start, n, chunk, factors, decoded);
       if (job.spec.rhtSize) {
         for (size_t r = 0; r < n; r += job.spec.rhtSize)
-          rhtInverse(decoded + r, job.spec.rhtSize, signs);
+          rhtInverseVectors(decoded + r, job.spec.rhtSize, signs);
       }
       const size_t valid = n < job.count - start ? n : job.count - start;
       updateResidual(job, start, valid, p, decoded, x);
@@ -274,7 +275,8 @@ void decodeWith(const DecodeJob& job) {
     decodeBlocks<Q>(job.spec, job.scales, job.elements, start, n, chunk, factors, out);
     if (direct) continue;
     if (job.spec.rhtSize) {
-      for (size_t r = 0; r < n; r += job.spec.rhtSize) rhtInverse(x + r, job.spec.rhtSize, signs);
+      for (size_t r = 0; r < n; r += job.spec.rhtSize)
+        rhtInverseVectors(x + r, job.spec.rhtSize, signs);
     }
     const size_t valid = n < job.count - start ? n : job.count - start;
     if (job.accumulate) {

@@ -11,17 +11,20 @@ namespace qccl {
 inline namespace QCCL_ISA {
 
 // Rounds |v| down or up to a multiple of 2^qexp (qexp >= -149), keeping the sign. NaN and
-// infinity pass through. Branch-free so that encode loops vectorise.
+// infinity pass through. Branch-free and in 32-bit lanes so that encode loops vectorise.
 QCCL_HD float stochasticRound(float v, int qexp, uint32_t random) {
   const uint32_t u = floatBits(v);
   const uint32_t a = u & kAbsMask;
   const int biasedExp = int(a >> 23);
-  const uint64_t significand = (a & 0x7fffffu) | (biasedExp ? 0x800000u : 0u);
+  const uint32_t significand = (a & 0x7fffffu) | (biasedExp ? 0x800000u : 0u);  // < 2^24
   const int lsbExp = (biasedExp ? biasedExp : 1) - 150;  // weight of the significand's last bit
   const int drop = qexp - lsbExp;                        // bits below the quantum
-  // The dropped bits as a 32-bit fraction of the quantum (truncated beyond 32 bits).
-  const uint32_t fraction = drop > 0 && drop < 64 ? uint32_t((significand << 32) >> drop) : 0u;
-  const uint32_t carry = uint32_t((uint64_t(fraction) + random) >> 32);
+  // The dropped bits as a 32-bit fraction of the quantum (truncated beyond 32 bits): shifted up
+  // when fewer than 32 are dropped (the kept bits fall off the top), down otherwise.
+  const uint32_t up = drop > 0 && drop < 32 ? significand << (32 - drop) : 0u;
+  const uint32_t down = drop >= 32 && drop < 56 ? significand >> (drop - 32) : 0u;
+  const uint32_t fraction = drop < 32 ? up : down;
+  const uint32_t carry = fraction + random < fraction ? 1u : 0u;  // the sum overflowed
   const int keptShift = drop > 0 && drop <= 23 ? drop : 0;
   const uint32_t truncated = ((a >> keptShift) << keptShift) + (carry << keptShift);
   // |v| below the quantum: the result is 0 or one quantum.

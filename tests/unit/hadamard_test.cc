@@ -2,9 +2,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <vector>
 
+#include "cpu/hadamard_vec.h"
 #include "element/hadamard.h"
 
 namespace qccl {
@@ -35,6 +37,21 @@ TEST_P(Rht, MatchesExplicitMatrixAndInverts) {
   }
   rhtInverse(y.data(), r, signs);
   for (int i = 0; i < r; ++i) ASSERT_NEAR(y[i], x[i], 1e-5) << "R=" << r << " i=" << i;
+}
+
+// The kernels' vector butterflies give the scalar definition's bits. This file is compiled for
+// the baseline target, so here that is the scalar path; tests/unit/kernel_targets_test.cc
+// compares the AVX2 and AVX-512 kernels, which use the vectors, with the portable ones.
+TEST_P(Rht, VectorButterfliesMatchTheDefinition) {
+  const int r = GetParam();
+  std::mt19937 rng(r + 1);
+  std::normal_distribution<float> normal;
+  std::vector<float> x(r);
+  for (float& v : x) v = normal(rng);
+  std::vector<float> y = x;
+  walshHadamard(x.data(), r);
+  walshHadamardVectors(y.data(), r);
+  EXPECT_EQ(0, std::memcmp(x.data(), y.data(), sizeof(float) * r));
 }
 
 INSTANTIATE_TEST_SUITE_P(Sizes, Rht, ::testing::Values(16, 32, 64, 128, 256));
