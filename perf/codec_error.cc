@@ -44,9 +44,9 @@ int main(int argc, char** argv) {
   std::vector<std::string> codecs;
   for (int i = 1; i < argc; ++i) codecs.push_back(argv[i]);
   if (codecs.empty()) {
-    codecs = {"bf16",     "fp16",        "fp8e4m3",   "fp8e5m2",    "mxfp8",      "mxfp4",
-              "nvfp4",    "fp4ue5m3",    "int8",      "int4",       "sign1",      "fp8e4m3+rht",
-              "mxfp8+rht", "mxfp4+rht",  "nvfp4+rht", "fp4ue5m3+rht", "int8+rht", "int4+rht"};
+    codecs = {"bf16",      "fp16",      "fp8e4m3",   "fp8e5m2",      "mxfp8",    "mxfp4",
+              "nvfp4",     "fp4ue5m3",  "int8",      "int4",         "sign1",    "fp8e4m3+rht",
+              "mxfp8+rht", "mxfp4+rht", "nvfp4+rht", "fp4ue5m3+rht", "int8+rht", "int4+rht"};
   }
   const char* kinds[] = {"gauss", "t3", "outliers"};
   std::vector<std::vector<float>> data;
@@ -61,7 +61,8 @@ int main(int argc, char** argv) {
     std::vector<uint8_t> chunk(bytes);
     std::printf("%-14s %6.2f", spec.c_str(), 4.0 * kCount / double(bytes));
     for (const std::vector<float>& x : data) {
-      check(qcclEncode(codec, x.data(), kCount, qcclFloat32, chunk.data(), bytes, nullptr, nullptr));
+      check(
+          qcclEncode(codec, x.data(), kCount, qcclFloat32, chunk.data(), bytes, nullptr, nullptr));
       check(qcclDecode(codec, chunk.data(), bytes, y.data(), kCount, qcclFloat32, nullptr));
       double err = 0, norm = 0;
       for (size_t i = 0; i < kCount; ++i) {

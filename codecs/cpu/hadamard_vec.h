@@ -58,15 +58,11 @@ inline void walshHadamardVectors(float* x, int size) {
 }
 
 inline void rhtForwardVectors(float* x, int size, const RhtSigns& signs) {
-  applySigns(x, size, signs);
-  walshHadamardVectors(x, size);
-  scaleBy(x, size, rhtNorm(size));
+  rhtForward(x, size, signs, walshHadamardVectors);
 }
 
 inline void rhtInverseVectors(float* x, int size, const RhtSigns& signs) {
-  walshHadamardVectors(x, size);
-  scaleBy(x, size, rhtNorm(size));
-  applySigns(x, size, signs);
+  rhtInverse(x, size, signs, walshHadamardVectors);
 }
 
 }  // namespace QCCL_ISA

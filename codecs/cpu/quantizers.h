@@ -191,10 +191,14 @@ struct RawFloatQuantizer : ElementWise {
 // ---- block-scaled formats
 // ------------------------------------------------------------------------
 
-// fp8e4m3 / fp8e5m2: fp32 scale s = amax / elem_max per block; element = F(x / s).
-template <class F>
-struct Fp8Quantizer : MinifloatCodes<F> {
-  static constexpr size_t kDefaultBlock = 128;
+QCCL_ALWAYS_INLINE void loadScalesF32(const uint8_t* scales, size_t blocks, float* factors) {
+  for (size_t k = 0; k < blocks; ++k) factors[k] = loadScaleF32(scales + 4 * k);
+}
+
+// fp32 block scale s = amax / Q::elementMax(); elements are divided by s (by 1 when s == 0:
+// amax == 0, or an underflow, gives zeros all the same). Shared by fp8 and the integers.
+template <class Q>
+struct AmaxOverMaxScale {
   static constexpr unsigned kScaleBytes = 4;
   static constexpr bool kNeedsChunkScale = false;
   static constexpr bool kDivide = true;
@@ -206,16 +210,23 @@ struct Fp8Quantizer : MinifloatCodes<F> {
     uint32_t amax[kMaxTileBlocks];
     blockAbsMax(x, n, block, amax);
     for (size_t k = 0; k < blockCount(n, block); ++k) {
-      const float s = isNonFinite(amax[k]) ? kNan : bitsFloat(amax[k]) / maxValue<F>();
+      const float s = isNonFinite(amax[k]) ? kNan : bitsFloat(amax[k]) / Q::elementMax();
       storeScaleF32(scales + 4 * k, s);
-      divisors[k] = s == 0.0f ? 1.0f : s;  // amax == 0 (or underflow): zeros all the same
+      divisors[k] = s == 0.0f ? 1.0f : s;
     }
   }
 
   static QCCL_ALWAYS_INLINE void decodeScales(const uint8_t* scales, size_t blocks,
                                               const ChunkContext&, float* factors) {
-    for (size_t k = 0; k < blocks; ++k) factors[k] = loadScaleF32(scales + 4 * k);
+    loadScalesF32(scales, blocks, factors);
   }
+};
+
+// fp8e4m3 / fp8e5m2: fp32 scale s = amax / elem_max per block; element = F(x / s).
+template <class F>
+struct Fp8Quantizer : MinifloatCodes<F>, AmaxOverMaxScale<Fp8Quantizer<F>> {
+  static constexpr size_t kDefaultBlock = 128;
+  static QCCL_ALWAYS_INLINE float elementMax() { return maxValue<F>(); }
 };
 
 // OCP MX (mxfp8, mxfp4): E8M0 scale 2^ceil(log2(amax / elem_max)); element = F(x * 2^-e),
@@ -326,14 +337,11 @@ struct Fp4Ue5m3Quantizer : MinifloatCodes<E2M1> {
 
 // Symmetric integers (ZeRO++ style): fp32 scale s = amax / qmax; q = clamp(rne(x / s)).
 template <int kBits>
-struct IntQuantizer {
+struct IntQuantizer : AmaxOverMaxScale<IntQuantizer<kBits>> {
   static constexpr size_t kDefaultBlock = kBits == 8 ? 128 : 64;
-  static constexpr unsigned kScaleBytes = 4;
   static constexpr unsigned kElementBits = kBits;
-  static constexpr bool kNeedsChunkScale = false;
-  static constexpr bool kDivide = true;
-  static constexpr bool kScalesElements = true;
   static constexpr int kMax = (1 << (kBits - 1)) - 1;
+  static QCCL_ALWAYS_INLINE float elementMax() { return float(kMax); }
 
   // Round to the nearest integer, ties to even: adding 1.5 * 2^23 leaves the integer part in
   // the low mantissa bits (|t| <= 2^22).
@@ -342,18 +350,6 @@ struct IntQuantizer {
     if (kStochastic) t = stochasticRound(t, 0, random[i]);
     const int32_t q = int32_t(floatBits(t + 12582912.0f) - 0x4B400000u);
     return uint8_t(q > kMax ? kMax : (q < -kMax ? -kMax : q));
-  }
-
-  static QCCL_ALWAYS_INLINE void encodeScales(const float* x, size_t n, size_t block,
-                                              const ChunkContext&, uint8_t* scales,
-                                              float* divisors) {
-    uint32_t amax[kMaxTileBlocks];
-    blockAbsMax(x, n, block, amax);
-    for (size_t k = 0; k < blockCount(n, block); ++k) {
-      const float s = isNonFinite(amax[k]) ? kNan : bitsFloat(amax[k]) / float(kMax);
-      storeScaleF32(scales + 4 * k, s);
-      divisors[k] = s == 0.0f ? 1.0f : s;
-    }
   }
 
   template <bool kStochastic>
@@ -370,11 +366,6 @@ struct IntQuantizer {
         packNibbles(codes, len, out + s / 2);
       }
     }
-  }
-
-  static QCCL_ALWAYS_INLINE void decodeScales(const uint8_t* scales, size_t blocks,
-                                              const ChunkContext&, float* factors) {
-    for (size_t k = 0; k < blocks; ++k) factors[k] = loadScaleF32(scales + 4 * k);
   }
 
   // Sign-extends each element's kBits-bit two's complement code.
@@ -439,7 +430,7 @@ struct Sign1Quantizer {
 
   static QCCL_ALWAYS_INLINE void decodeScales(const uint8_t* scales, size_t blocks,
                                               const ChunkContext&, float* factors) {
-    for (size_t k = 0; k < blocks; ++k) factors[k] = loadScaleF32(scales + 4 * k);
+    loadScalesF32(scales, blocks, factors);
   }
 
   static QCCL_ALWAYS_INLINE void decodeCodes(const uint8_t* in, size_t n, float scale, float* out) {

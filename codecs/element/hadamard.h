@@ -62,18 +62,28 @@ QCCL_HD void scaleBy(float* x, int size, float factor) {
   for (int j = 0; j < size; ++j) x[j] *= factor;
 }
 
-// x <- H diag(s) x / sqrt(R)
-QCCL_HD void rhtForward(float* x, int size, const RhtSigns& signs) {
+// x <- H diag(s) x / sqrt(R). butterflies(x, R) is walshHadamard or a faster equivalent.
+template <class Butterflies>
+QCCL_HD void rhtForward(float* x, int size, const RhtSigns& signs, Butterflies butterflies) {
   applySigns(x, size, signs);
-  walshHadamard(x, size);
+  butterflies(x, size);
   scaleBy(x, size, rhtNorm(size));
 }
 
 // x <- diag(s) H x / sqrt(R), the transpose and so the inverse of rhtForward.
-QCCL_HD void rhtInverse(float* x, int size, const RhtSigns& signs) {
-  walshHadamard(x, size);
+template <class Butterflies>
+QCCL_HD void rhtInverse(float* x, int size, const RhtSigns& signs, Butterflies butterflies) {
+  butterflies(x, size);
   scaleBy(x, size, rhtNorm(size));
   applySigns(x, size, signs);
+}
+
+QCCL_HD void rhtForward(float* x, int size, const RhtSigns& signs) {
+  rhtForward(x, size, signs, walshHadamard);
+}
+
+QCCL_HD void rhtInverse(float* x, int size, const RhtSigns& signs) {
+  rhtInverse(x, size, signs, walshHadamard);
 }
 
 }  // namespace QCCL_ISA

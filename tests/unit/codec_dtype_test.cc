@@ -77,11 +77,7 @@ TEST_P(Dtypes, DecodeAccumulateAddsTheDecodedValues) {
 INSTANTIATE_TEST_SUITE_P(Codecs, Dtypes,
                          ::testing::Values("none", "bf16", "fp16", "fp8e4m3", "mxfp4", "nvfp4",
                                            "int8", "sign1", "nvfp4+rht"),
-                         [](const auto& info) {
-                           std::string n = info.param;
-                           for (char& c : n) c = isalnum(static_cast<unsigned char>(c)) ? c : '_';
-                           return n;
-                         });
+                         SpecName());
 
 }  // namespace
 }  // namespace qccl::test

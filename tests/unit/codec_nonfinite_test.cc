@@ -54,11 +54,7 @@ INSTANTIATE_TEST_SUITE_P(Codecs, NonFinite,
                                            "mxfp4", "nvfp4", "fp4ue5m3", "int8", "int4", "sign1",
                                            "fp8e4m3+sr", "nvfp4+rht", "int4+rht", "mxfp4+rht256",
                                            "sign1/b64"),
-                         [](const auto& info) {
-                           std::string n = info.param;
-                           for (char& c : n) c = isalnum(static_cast<unsigned char>(c)) ? c : '_';
-                           return n;
-                         });
+                         SpecName());
 
 }  // namespace
 }  // namespace qccl::test

@@ -84,11 +84,8 @@ std::vector<std::string> roundTripSpecs() {
 }
 
 std::string paramName(const ::testing::TestParamInfo<Param>& info) {
-  std::string name = std::get<0>(info.param);
-  for (char& c : name) {
-    if (!isalnum(static_cast<unsigned char>(c))) c = '_';
-  }
-  return name + (std::get<1>(info.param) == Data::Gaussian ? "_gauss_" : "_t3_") +
+  return specTestName(std::get<0>(info.param)) +
+         (std::get<1>(info.param) == Data::Gaussian ? "_gauss_" : "_t3_") +
          std::to_string(std::get<2>(info.param));
 }
 

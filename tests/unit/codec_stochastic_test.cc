@@ -59,11 +59,7 @@ INSTANTIATE_TEST_SUITE_P(Codecs, Stochastic,
                          ::testing::Values("bf16+sr", "fp16+sr", "fp8e4m3+sr", "fp8e5m2+sr",
                                            "mxfp8+sr", "mxfp4+sr", "nvfp4+sr", "fp4ue5m3+sr",
                                            "int8+sr", "int4+sr"),
-                         [](const auto& info) {
-                           std::string n = info.param;
-                           for (char& c : n) c = isalnum(static_cast<unsigned char>(c)) ? c : '_';
-                           return n;
-                         });
+                         SpecName());
 
 }  // namespace
 }  // namespace qccl::test

@@ -2,6 +2,7 @@
 // error bounds derived in docs/CODECS.md ("Error bounds").
 #pragma once
 
+#include <cctype>
 #include <cmath>
 #include <random>
 #include <string>
@@ -122,6 +123,20 @@ inline std::vector<double> bounds(const CodecSpec& spec, const std::vector<float
   }
   return b;
 }
+
+// A codec spec as a GoogleTest parameter name ("nvfp4+rht" -> "nvfp4_rht").
+inline std::string specTestName(std::string spec) {
+  for (char& c : spec) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return spec;
+}
+
+// For INSTANTIATE_TEST_SUITE_P over codec spec strings.
+struct SpecName {
+  template <class Info>
+  std::string operator()(const Info& info) const {
+    return specTestName(info.param);
+  }
+};
 
 inline std::vector<std::string> allFormatSpecs() {
   return {"none",  "bf16",  "fp16",     "fp8e4m3", "fp8e5m2", "mxfp8",

@@ -93,9 +93,8 @@ std::vector<EfCase> efCases() {
 
 INSTANTIATE_TEST_SUITE_P(Codecs, ErrorFeedback, ::testing::ValuesIn(efCases()),
                          [](const auto& info) {
-                           std::string n = info.param.spec;
-                           for (char& c : n) c = isalnum(static_cast<unsigned char>(c)) ? c : '_';
-                           return n + (info.param.residualType == qcclFloat32 ? "_f32" : "_bf16");
+                           return specTestName(info.param.spec) +
+                                  (info.param.residualType == qcclFloat32 ? "_f32" : "_bf16");
                          });
 
 }  // namespace

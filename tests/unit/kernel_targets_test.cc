@@ -38,11 +38,7 @@ INSTANTIATE_TEST_SUITE_P(Codecs, KernelTargets,
                                            "mxfp4", "nvfp4", "fp4ue5m3", "int8", "int4", "sign1",
                                            "bf16+sr", "fp8e4m3+sr", "mxfp4+sr", "nvfp4+sr+rht",
                                            "int4+sr+rht128", "fp4ue5m3+rht"),
-                         [](const auto& info) {
-                           std::string n = info.param;
-                           for (char& c : n) c = isalnum(static_cast<unsigned char>(c)) ? c : '_';
-                           return n;
-                         });
+                         SpecName());
 
 TEST(KernelTargets, ListsPortableFirst) {
   const auto tables = codec::runnableCpuKernels();
