@@ -131,6 +131,12 @@ void encode(const CodecSpec& spec, const void* input, size_t count, qcclDataType
   writeChunkHeader(h, out);
 }
 
+void validateChunk(const CodecSpec& spec, const void* input, size_t inputBytes, size_t count) {
+  requireNonNull(input, "input", 1);
+  const uint8_t* in = static_cast<const uint8_t*>(input);
+  checkChunk(spec, readChunkHeader(in, inputBytes), count, inputBytes, in, cpuKernels());
+}
+
 void decode(const CodecSpec& spec, const void* input, size_t inputBytes, void* output, size_t count,
             qcclDataType_t dtype, bool accumulate, const KernelTable& kernels) {
   requireNonNull(input, "input", 1);

@@ -29,6 +29,10 @@ void encode(const CodecSpec& spec, const void* input, size_t count, qcclDataType
             void* output, size_t outputBytes, const EncodeParams& params,
             const KernelTable& kernels = cpuKernels());
 
+// Checks a chunk's header against what decode(spec, ..., count, ...) expects, without decoding;
+// throws CodecError(InvalidUsage) naming the mismatch.
+void validateChunk(const CodecSpec& spec, const void* input, size_t inputBytes, size_t count);
+
 // accumulate: dtype must be qcclFloat32 and output receives output += decoded.
 void decode(const CodecSpec& spec, const void* input, size_t inputBytes, void* output, size_t count,
             qcclDataType_t dtype, bool accumulate, const KernelTable& kernels = cpuKernels());

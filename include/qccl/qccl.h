@@ -7,6 +7,7 @@
 #ifndef QCCL_QCCL_H_
 #define QCCL_QCCL_H_
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -70,8 +71,109 @@ typedef enum {
   qcclNumOps = 5
 } qcclRedOp_t;
 
+/* Opaque bootstrap handle: the root's address and a 128-bit secret (docs/API.md). */
+#define QCCL_UNIQUE_ID_BYTES 128
+typedef struct {
+  char internal[QCCL_UNIQUE_ID_BYTES];
+} qcclUniqueId;
+
+/* Communicator settings. Append-only: start from QCCL_CONFIG_INITIALIZER. Fields left undefined
+ * (NULL, QCCL_CONFIG_UNDEF_INT, QCCL_CONFIG_UNDEF_SIZE) take the QCCL_* environment variable's
+ * value, else the default (docs/ENV.md). */
+#define QCCL_CONFIG_UNDEF_INT INT_MIN
+#define QCCL_CONFIG_UNDEF_SIZE SIZE_MAX
+typedef struct {
+  size_t size;
+  unsigned int magic;
+  unsigned int version;
+  const char* codec;     /* codec spec, e.g. "fp8e4m3", "nvfp4+rht"; "none" = exact */
+  const char* transport; /* "auto", "ucx", "mpi", "local" (ranks as threads of one process) */
+  const char* algorithm; /* allreduce: "sra" (scatter-reduce-allgather), "ring", "hier" */
+  size_t minBytes;       /* messages smaller than this go exact */
+  int errorFeedback;     /* 1 on, 0 off */
+  int efDtype;           /* residual storage: qcclFloat32 or qcclBfloat16 */
+  int timeoutMs;         /* the longest any wait may last before the call fails */
+  int groupSize;         /* "hier": ranks per group (exact inside, compressed across) */
+} qcclConfig_t;
+
+#define QCCL_CONFIG_MAGIC 0x71636366u
+#define QCCL_CONFIG_INITIALIZER                                                   \
+  {                                                                               \
+    sizeof(qcclConfig_t), QCCL_CONFIG_MAGIC, QCCL_VERSION_CODE, NULL, NULL, NULL, \
+        QCCL_CONFIG_UNDEF_SIZE, QCCL_CONFIG_UNDEF_INT, QCCL_CONFIG_UNDEF_INT,     \
+        QCCL_CONFIG_UNDEF_INT, QCCL_CONFIG_UNDEF_INT                              \
+  }
+
+/* Per-call settings for the ...Ex collectives. Append-only, like qcclConfig_t. */
+typedef struct {
+  size_t size;
+  unsigned int magic;
+  unsigned int version;
+  const char* codec; /* NULL: the communicator's codec */
+  uint64_t efKey;    /* error-feedback state key; 0: derived from (sendbuff, count, dtype) */
+  unsigned int flags;
+} qcclCallConfig_t;
+
+#define QCCL_CALL_EXACT 0x1u          /* no compression for this call */
+#define QCCL_CALL_NO_EF 0x2u          /* no error feedback for this call */
+#define QCCL_CALL_KEEP_OWN_SHARD 0x4u /* allgather: keep the own shard exact (not replicated) */
+
+#define QCCL_CALL_CONFIG_MAGIC 0x71636363u
+#define QCCL_CALL_CONFIG_INITIALIZER \
+  { sizeof(qcclCallConfig_t), QCCL_CALL_CONFIG_MAGIC, QCCL_VERSION_CODE, NULL, 0, 0 }
+
 /* QCCL_VERSION_CODE of the library actually loaded. */
 qcclResult_t qcclGetVersion(int* version);
+
+/* A new unique id; the calling process hosts the bootstrap root until all ranks have joined. */
+qcclResult_t qcclGetUniqueId(qcclUniqueId* uniqueId);
+
+qcclResult_t qcclCommInitRank(qcclComm_t* comm, int nranks, qcclUniqueId commId, int rank);
+qcclResult_t qcclCommInitRankConfig(qcclComm_t* comm, int nranks, qcclUniqueId commId, int rank,
+                                    qcclConfig_t* config);
+/* Rank, size and unique id from the launcher's environment: qcclrun (QCCL_RANK, QCCL_WORLD_SIZE,
+ * QCCL_COMM_ID), torchrun (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT), or Open MPI
+ * (OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE). config may be NULL. */
+qcclResult_t qcclCommInitFromEnv(qcclComm_t* comm, qcclConfig_t* config);
+/* Waits for the peers (a barrier), then releases nothing: call qcclCommDestroy after. */
+qcclResult_t qcclCommFinalize(qcclComm_t comm);
+qcclResult_t qcclCommDestroy(qcclComm_t comm);
+/* Stops the communicator at once, also while another thread is inside a call on it. */
+qcclResult_t qcclCommAbort(qcclComm_t comm);
+qcclResult_t qcclCommCount(const qcclComm_t comm, int* count);
+qcclResult_t qcclCommUserRank(const qcclComm_t comm, int* rank);
+
+/* Collectives, with NCCL's signatures. A NULL stream means host buffers and a synchronous call. */
+qcclResult_t qcclAllReduce(const void* sendbuff, void* recvbuff, size_t count,
+                           qcclDataType_t datatype, qcclRedOp_t op, qcclComm_t comm,
+                           cudaStream_t stream);
+qcclResult_t qcclReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
+                               qcclDataType_t datatype, qcclRedOp_t op, qcclComm_t comm,
+                               cudaStream_t stream);
+qcclResult_t qcclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
+                           qcclDataType_t datatype, qcclComm_t comm, cudaStream_t stream);
+qcclResult_t qcclAllReduceEx(const void* sendbuff, void* recvbuff, size_t count,
+                             qcclDataType_t datatype, qcclRedOp_t op, qcclComm_t comm,
+                             cudaStream_t stream, const qcclCallConfig_t* config);
+qcclResult_t qcclReduceScatterEx(const void* sendbuff, void* recvbuff, size_t recvcount,
+                                 qcclDataType_t datatype, qcclRedOp_t op, qcclComm_t comm,
+                                 cudaStream_t stream, const qcclCallConfig_t* config);
+qcclResult_t qcclAllGatherEx(const void* sendbuff, void* recvbuff, size_t sendcount,
+                             qcclDataType_t datatype, qcclComm_t comm, cudaStream_t stream,
+                             const qcclCallConfig_t* config);
+
+/* Exact (uncompressed) collectives. */
+qcclResult_t qcclBroadcast(const void* sendbuff, void* recvbuff, size_t count,
+                           qcclDataType_t datatype, int root, qcclComm_t comm, cudaStream_t stream);
+qcclResult_t qcclAlltoAll(const void* sendbuff, void* recvbuff, size_t count,
+                          qcclDataType_t datatype, qcclComm_t comm, cudaStream_t stream);
+qcclResult_t qcclBarrier(qcclComm_t comm, cudaStream_t stream);
+
+/* Error-feedback state, per key (0 = all keys). Save/load carry it through a checkpoint. */
+qcclResult_t qcclEfReset(qcclComm_t comm, uint64_t key);
+qcclResult_t qcclEfStateSize(qcclComm_t comm, size_t* bytes);
+qcclResult_t qcclEfStateSave(qcclComm_t comm, void* buffer, size_t bytes);
+qcclResult_t qcclEfStateLoad(qcclComm_t comm, const void* buffer, size_t bytes);
 
 /* A static string naming the result code. */
 const char* qcclGetErrorString(qcclResult_t result);

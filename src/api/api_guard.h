@@ -8,6 +8,7 @@
 #include <string>
 
 #include "codec_error.h"
+#include "common/error.h"
 #include "last_error.h"
 #include "qccl/qccl.h"
 
@@ -20,6 +21,9 @@ qcclResult_t apiCall(const char* function, Body&& body) noexcept {
   try {
     body();
     return qcclSuccess;
+  } catch (const Error& e) {
+    code = e.code();
+    message = e.what();
   } catch (const codec::CodecError& e) {
     code = e.kind() == codec::ErrorKind::InvalidArgument ? qcclInvalidArgument : qcclInvalidUsage;
     message = e.what();

@@ -1,0 +1,32 @@
+#include <cstring>
+
+#include "collectives/allreduce_impl.h"
+#include "collectives/reduction.h"
+#include "common/error.h"
+
+namespace qccl::coll {
+
+void throwIfUsageError(const Context& context) {
+  if (!context.usageError.empty()) throwError(qcclInvalidUsage, "%s", context.usageError.c_str());
+}
+
+void allreduce(Context& context, const ReduceArgs& args, bool compressed,
+               AllreduceAlgorithm algorithm, int hierGroupSize) {
+  if (context.group.size() == 1) {  // nothing to exchange; Avg over one rank is the identity
+    if (args.recv != args.send)
+      std::memcpy(args.recv, args.send, args.count * dataTypeSize(args.dtype));
+    return;
+  }
+  if (!compressed) {
+    allreduceExact(context, args);
+  } else if (algorithm == AllreduceAlgorithm::Ring) {
+    allreduceRing(context, args);
+  } else if (algorithm == AllreduceAlgorithm::Hier) {
+    allreduceHier(context, args, hierGroupSize);
+  } else {
+    allreduceSra(context, args);
+  }
+  throwIfUsageError(context);
+}
+
+}  // namespace qccl::coll

@@ -1,0 +1,106 @@
+// Exact allreduce, scatter-reduce-allgather: rank j reduces chunk j of every contribution in rank
+// order (integers in their type, floats in fp32 or fp64) and sends the result to everyone, so all
+// ranks hold the same bits. Messages carry a 16-byte header that the receiver checks.
+#include <cstring>
+
+#include "collectives/allreduce_impl.h"
+#include "collectives/messages.h"
+#include "collectives/partition.h"
+#include "collectives/phase.h"
+#include "collectives/reduction.h"
+
+namespace qccl::coll {
+
+namespace {
+constexpr uint8_t kKindContribution = 1;
+constexpr uint8_t kKindResult = 2;
+
+std::vector<uint8_t> framed(qcclDataType_t dtype, int op, uint8_t kind, const void* data,
+                            size_t count) {
+  const size_t bytes = count * dataTypeSize(dtype);
+  std::vector<uint8_t> m(kExactHeaderBytes + bytes);
+  writeExactHeader(m.data(), dtype, op, kind, count);
+  if (bytes) std::memcpy(m.data() + kExactHeaderBytes, data, bytes);
+  return m;
+}
+
+// True when the message is what this rank expects; records the disagreement otherwise.
+bool accept(Context& context, const std::vector<uint8_t>& m, qcclDataType_t dtype, int op,
+            uint8_t kind, size_t count, int from) {
+  const int poisoner = poisonSender(m.data(), m.size());
+  if (poisoner >= 0) {
+    context.recordUsageError("rank " + std::to_string(poisoner) +
+                             " found that the ranks disagree on count, dtype, op or codec");
+    return false;
+  }
+  const std::string problem = checkExactHeader(m.data(), dtype, op, kind, count);
+  if (!problem.empty())
+    context.recordUsageError("from rank " + std::to_string(from) + ": " + problem);
+  return problem.empty();
+}
+}  // namespace
+
+void allreduceExact(Context& context, const ReduceArgs& a) {
+  const int n = context.group.size(), me = context.group.me;
+  const size_t width = dataTypeSize(a.dtype);
+  const std::vector<Span> spans = partition(a.count, n, 1);
+  const Span mine = spans[size_t(me)];
+  const auto* send = static_cast<const uint8_t*>(a.send);
+
+  // Phase 1: chunk p of this rank's vector to rank p.
+  std::vector<std::vector<uint8_t>> out(static_cast<size_t>(n)), in(static_cast<size_t>(n));
+  {
+    Phase phase(context);
+    for (int p = 0; p < n; ++p) {
+      if (p == me) continue;
+      out[size_t(p)] = framed(a.dtype, a.op, kKindContribution,
+                              send + spans[size_t(p)].begin * width, spans[size_t(p)].size());
+      in[size_t(p)].assign(kExactHeaderBytes + mine.size() * width, 0);
+      phase.recv(p, in[size_t(p)].data(), in[size_t(p)].size());
+      phase.send(p, out[size_t(p)].data(), out[size_t(p)].size());
+    }
+    phase.wait();
+  }
+  Accumulator acc(a.dtype, a.op, mine.size());
+  bool ok = context.usageError.empty();
+  for (int p = 0; p < n; ++p) {
+    if (p == me) {
+      acc.add(send + mine.begin * width);
+    } else if (accept(context, in[size_t(p)], a.dtype, a.op, kKindContribution, mine.size(), p)) {
+      acc.add(in[size_t(p)].data() + kExactHeaderBytes);
+    } else {
+      ok = false;
+    }
+  }
+  std::vector<uint8_t> result(kExactHeaderBytes + mine.size() * width);
+  if (ok) {
+    writeExactHeader(result.data(), a.dtype, a.op, kKindResult, mine.size());
+    acc.finish(n, result.data() + kExactHeaderBytes);
+  } else {
+    writePoison(result.data(), result.size(), context.globalRank());
+  }
+
+  // Phase 2: every reduced chunk to everyone.
+  {
+    Phase phase(context);
+    for (int p = 0; p < n; ++p) {
+      if (p == me) continue;
+      in[size_t(p)].assign(kExactHeaderBytes + spans[size_t(p)].size() * width, 0);
+      phase.recv(p, in[size_t(p)].data(), in[size_t(p)].size());
+      phase.send(p, result.data(), result.size());
+    }
+    phase.wait();
+  }
+  for (int p = 0; p < n; ++p) {
+    if (p != me)
+      accept(context, in[size_t(p)], a.dtype, a.op, kKindResult, spans[size_t(p)].size(), p);
+  }
+  if (!context.usageError.empty()) return;  // the caller reports it; the output stays untouched
+  auto* recv = static_cast<uint8_t*>(a.recv);
+  for (int p = 0; p < n; ++p) {
+    const uint8_t* from = (p == me ? result : in[size_t(p)]).data() + kExactHeaderBytes;
+    std::memcpy(recv + spans[size_t(p)].begin * width, from, spans[size_t(p)].size() * width);
+  }
+}
+
+}  // namespace qccl::coll

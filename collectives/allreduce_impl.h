@@ -1,0 +1,16 @@
+// The allreduce variants behind coll::allreduce (allreduce.cc picks one). A disagreement between
+// the ranks is recorded in the context, not thrown: every phase still runs (so the peers learn of
+// it), the output is left untouched, and the caller throws.
+#pragma once
+
+#include "collectives/collectives.h"
+
+namespace qccl::coll {
+
+void allreduceExact(Context& context, const ReduceArgs& args);
+// Compressed, float dtypes, Sum or Avg.
+void allreduceSra(Context& context, const ReduceArgs& args);
+void allreduceRing(Context& context, const ReduceArgs& args);
+void allreduceHier(Context& context, const ReduceArgs& args, int groupSize);
+
+}  // namespace qccl::coll

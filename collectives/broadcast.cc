@@ -1,0 +1,43 @@
+// Exact broadcast: the root sends its framed buffer to every other rank.
+#include <cstring>
+
+#include "collectives/collectives.h"
+#include "collectives/messages.h"
+#include "collectives/phase.h"
+#include "collectives/reduction.h"
+
+namespace qccl::coll {
+
+void broadcast(Context& context, const void* send, void* recv, size_t count, qcclDataType_t dtype,
+               int root) {
+  constexpr uint8_t kKindBroadcast = 7;
+  const int n = context.group.size(), me = context.group.me;
+  const size_t bytes = count * dataTypeSize(dtype);
+  std::vector<uint8_t> message(kExactHeaderBytes + bytes);
+  {
+    Phase phase(context);
+    if (me == root) {
+      writeExactHeader(message.data(), dtype, root, kKindBroadcast, count);
+      std::memcpy(message.data() + kExactHeaderBytes, send, bytes);
+      for (int p = 0; p < n; ++p) {
+        if (p != me) phase.send(p, message.data(), message.size());
+      }
+    } else {
+      phase.recv(root, message.data(), message.size());
+    }
+    phase.wait();
+  }
+  if (me != root) {
+    const std::string problem =
+        checkExactHeader(message.data(), dtype, root, kKindBroadcast, count);
+    if (!problem.empty()) context.recordUsageError("from the root: " + problem);
+  }
+  throwIfUsageError(context);
+  if (me != root) {
+    std::memcpy(recv, message.data() + kExactHeaderBytes, bytes);
+  } else if (recv != send) {
+    std::memmove(recv, send, bytes);
+  }
+}
+
+}  // namespace qccl::coll

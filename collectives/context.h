@@ -1,0 +1,54 @@
+// What a collective needs from its communicator: the transport, the group of ranks it runs on,
+// the call's codec and error-feedback state, the deadline, and the tags of its messages.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "codec_spec.h"
+#include "common/deadline.h"
+#include "qccl/qccl.h"
+#include "transport/transport.h"
+
+namespace qccl::coll {
+
+// The error-feedback residuals of the current call (the communicator keeps them by key).
+class Residuals {
+ public:
+  enum Slot { kWorker = 0, kServer = 1 };
+  virtual ~Residuals() = default;
+  // count elements of dtype (qcclFloat32 or qcclBfloat16), zeros on first use or when the
+  // slot's count changed since the last call with this key.
+  virtual void* get(Slot slot, size_t count) = 0;
+  virtual qcclDataType_t dtype() const = 0;
+};
+
+// Ranks taking part, as global ranks of the transport; `me` indexes this rank among them.
+struct Group {
+  std::vector<int> ranks;
+  int me = 0;
+  int size() const { return int(ranks.size()); }
+};
+
+struct Context {
+  transport::Transport* transport = nullptr;
+  Group group;
+  const std::atomic<bool>* aborted = nullptr;
+  Deadline deadline = Deadline::after(std::chrono::milliseconds(0));
+  uint64_t sequence = 0;           // the communicator's call counter: tags and SR streams
+  uint32_t nextStep = 0;           // phases within the call
+  codec::CodecSpec codec;          // format None = exact
+  uint64_t seed = 0;               // +rht signs and +sr key, the same on every rank
+  Residuals* residuals = nullptr;  // nullptr: no error feedback
+  std::string usageError;          // first disagreement found; the call goes on to tell the peers
+
+  uint32_t nextTag() { return uint32_t(sequence << 8) | (nextStep++ & 0xFF); }
+  int globalRank() const { return group.ranks[size_t(group.me)]; }
+  void recordUsageError(const std::string& message) {
+    if (usageError.empty()) usageError = message;
+  }
+};
+
+}  // namespace qccl::coll

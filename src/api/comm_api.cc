@@ -1,0 +1,64 @@
+// Communicator lifecycle: unique ids, init, finalize, destroy, abort, queries.
+#include "api_guard.h"
+#include "comm/comm.h"
+#include "comm/unique_id_source.h"
+
+using qccl::apiCall;
+using qccl::throwError;
+
+extern "C" {
+
+qcclResult_t qcclGetUniqueId(qcclUniqueId* uniqueId) {
+  return apiCall(__func__, [&] {
+    if (uniqueId == nullptr) throwError(qcclInvalidArgument, "uniqueId is NULL");
+    *uniqueId = qccl::newUniqueId();
+  });
+}
+
+qcclResult_t qcclCommInitRankConfig(qcclComm_t* comm, int nranks, qcclUniqueId commId, int rank,
+                                    qcclConfig_t* config) {
+  return apiCall(__func__, [&] {
+    if (comm == nullptr) throwError(qcclInvalidArgument, "comm is NULL");
+    *comm = qccl::createComm(nranks, commId, rank, config);
+  });
+}
+
+qcclResult_t qcclCommInitRank(qcclComm_t* comm, int nranks, qcclUniqueId commId, int rank) {
+  return qcclCommInitRankConfig(comm, nranks, commId, rank, nullptr);
+}
+
+qcclResult_t qcclCommInitFromEnv(qcclComm_t* comm, qcclConfig_t* config) {
+  return apiCall(__func__, [&] {
+    if (comm == nullptr) throwError(qcclInvalidArgument, "comm is NULL");
+    const qccl::LaunchInfo launch = qccl::launchInfoFromEnv();
+    *comm = qccl::createComm(launch.size, launch.id, launch.rank, config);
+  });
+}
+
+qcclResult_t qcclCommFinalize(qcclComm_t comm) {
+  return apiCall(__func__, [&] { qccl::finalizeComm(qccl::usableComm(comm)); });
+}
+
+qcclResult_t qcclCommDestroy(qcclComm_t comm) {
+  return apiCall(__func__, [&] { qccl::destroyComm(qccl::knownComm(comm)); });
+}
+
+qcclResult_t qcclCommAbort(qcclComm_t comm) {
+  return apiCall(__func__, [&] { qccl::abortComm(qccl::knownComm(comm)); });
+}
+
+qcclResult_t qcclCommCount(const qcclComm_t comm, int* count) {
+  return apiCall(__func__, [&] {
+    if (count == nullptr) throwError(qcclInvalidArgument, "count is NULL");
+    *count = qccl::knownComm(comm).nranks;
+  });
+}
+
+qcclResult_t qcclCommUserRank(const qcclComm_t comm, int* rank) {
+  return apiCall(__func__, [&] {
+    if (rank == nullptr) throwError(qcclInvalidArgument, "rank is NULL");
+    *rank = qccl::knownComm(comm).rank;
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,29 @@
+// The bootstrap exchange: every rank connects to the root, both prove the unique id's secret
+// (SipHash-2-4 MACs over fresh nonces), each rank sends a small payload (its transport address
+// and host), and the root answers everyone with all payloads in rank order. Used once per
+// communicator, to set up the transport.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bootstrap/unique_id.h"
+#include "common/deadline.h"
+
+namespace qccl::bootstrap {
+
+// Starts the root on a background thread listening at address (port 0: any free port) and
+// returns where it listens. The thread ends when one exchange is complete or failed, or after
+// the timeout passes with no rank arriving.
+RootInfo startRoot(const SocketAddress& address, const Secret& secret,
+                   std::chrono::milliseconds idleTimeout);
+
+// A rank's side. Throws Error: qcclInvalidUsage when the ranks disagree (size, duplicate rank),
+// qcclRemoteError when the root refuses this rank's proof of the secret, qcclTimeout.
+std::vector<std::string> exchangeThroughRoot(const RootInfo& root, int rank, int nranks,
+                                             const std::string& payload, const Deadline& deadline);
+
+constexpr size_t kMaxPayloadBytes = 64 * 1024;
+
+}  // namespace qccl::bootstrap

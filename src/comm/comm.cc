@@ -1,0 +1,123 @@
+#include "comm/comm.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "bootstrap/unique_id.h"
+#include "collectives/collectives.h"
+#include "common/error.h"
+#include "common/log.h"
+#include "common/siphash.h"
+#include "transport/factory.h"
+
+namespace qccl {
+
+namespace {
+
+constexpr uint64_t kCommMagic = 0x71636c636f6d6d31ull;  // "qclcomm1"
+
+std::mutex registryMutex;
+std::set<const qcclComm*> registry;  // every communicator ever made (live or tombstone)
+
+// Ranks per group for "hier": the configured size, else the ranks per host when every host has
+// the same number of consecutive ranks; 0 when neither works.
+int hierGroupSize(const Settings& s, const transport::Transport& t) {
+  const int n = t.size();
+  if (s.groupSize > 0) return n % s.groupSize == 0 ? s.groupSize : 0;
+  const std::vector<std::string>& hosts = t.hosts();
+  int perHost = 1;
+  while (perHost < n && hosts[size_t(perHost)] == hosts[0]) ++perHost;
+  if (n % perHost != 0) return 0;
+  for (int r = 0; r < n; ++r) {
+    if (hosts[size_t(r)] != hosts[size_t(r / perHost * perHost)]) return 0;
+  }
+  return perHost;
+}
+
+}  // namespace
+
+qcclComm_t createComm(int nranks, const qcclUniqueId& id, int rank, const qcclConfig_t* config) {
+  if (nranks < 1 || rank < 0 || rank >= nranks) {
+    throwError(qcclInvalidArgument, "rank %d is out of range for %d ranks", rank, nranks);
+  }
+  setLogRank(rank);
+  const Settings settings = resolveSettings(config);
+  const bootstrap::RootInfo root = bootstrap::decodeUniqueId(id);
+  auto comm = std::make_unique<qcclComm>();
+  comm->rank = rank;
+  comm->nranks = nranks;
+  comm->settings = settings;
+  comm->seed = sipHash24(root.secret.data(), "qccl-seed", 9);
+  comm->transport = transport::makeTransport(settings.transport, id, rank, nranks,
+                                             Deadline::after(settings.timeout));
+  comm->hierGroupSize = hierGroupSize(settings, *comm->transport);
+  comm->ef = std::make_unique<ef::EfStore>(settings.efDtype);
+  comm->magic = kCommMagic;
+  QCCL_INFO(kLogInit, "comm %p rank %d of %d: transport %s, codec %s, min bytes %zu, EF %s",
+            static_cast<void*>(comm.get()), rank, nranks, comm->transport->name(),
+            codec::codecName(settings.codec).c_str(), settings.minBytes,
+            settings.errorFeedback ? (settings.efDtype == qcclFloat32 ? "fp32" : "bf16") : "off");
+  std::lock_guard<std::mutex> lock(registryMutex);
+  registry.insert(comm.get());
+  return comm.release();
+}
+
+qcclComm& knownComm(qcclComm_t comm) {
+  if (comm == nullptr) throwError(qcclInvalidArgument, "comm is NULL");
+  {
+    std::lock_guard<std::mutex> lock(registryMutex);
+    if (registry.count(comm) == 0) {
+      throwError(qcclInvalidArgument, "comm %p is not a communicator made by qcclCommInitRank",
+                 static_cast<void*>(comm));
+    }
+  }
+  if (comm->state.load() == qcclComm::State::Destroyed) {
+    throwError(qcclInvalidUsage, "the communicator was destroyed");
+  }
+  return *comm;
+}
+
+qcclComm& usableComm(qcclComm_t comm) {
+  qcclComm& c = knownComm(comm);
+  switch (c.state.load()) {
+    case qcclComm::State::Aborted: throwError(qcclInvalidUsage, "the communicator was aborted");
+    case qcclComm::State::Failed:
+      throwError(qcclInvalidUsage, "the communicator failed earlier (%s); destroy it",
+                 c.failure.c_str());
+    default: return c;
+  }
+}
+
+void finalizeComm(qcclComm& comm) {
+  std::lock_guard<std::mutex> lock(comm.callMutex);
+  coll::Context context;
+  context.transport = comm.transport.get();
+  context.group.me = comm.rank;
+  for (int r = 0; r < comm.nranks; ++r) context.group.ranks.push_back(r);
+  context.aborted = &comm.aborted;
+  context.deadline = Deadline::after(comm.settings.timeout);
+  context.sequence = comm.sequence++;
+  coll::barrier(context);
+}
+
+namespace {
+void release(qcclComm& comm, qcclComm::State final) {
+  comm.transport.reset();
+  comm.ef.reset();
+  comm.state.store(final);
+}
+}  // namespace
+
+void destroyComm(qcclComm& comm) {
+  std::lock_guard<std::mutex> lock(comm.callMutex);
+  release(comm, qcclComm::State::Destroyed);
+}
+
+void abortComm(qcclComm& comm) {
+  comm.aborted.store(true);  // a call in flight sees this and returns
+  std::lock_guard<std::mutex> lock(comm.callMutex);
+  release(comm, qcclComm::State::Aborted);
+}
+
+}  // namespace qccl

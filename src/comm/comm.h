@@ -1,0 +1,49 @@
+// The communicator behind qcclComm_t: settings, transport, error-feedback state, call counter,
+// and its lifecycle. A destroyed or aborted communicator keeps a small tombstone, so a call on
+// it fails with a clear error rather than touching freed memory.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "comm/settings.h"
+#include "ef/ef_store.h"
+#include "qccl/qccl.h"
+#include "transport/transport.h"
+
+struct qcclComm {
+  enum class State { Live, Failed, Aborted, Destroyed };
+
+  uint64_t magic = 0;
+  std::atomic<State> state{State::Live};
+  std::string failure;  // the error that made the communicator unusable
+  int rank = 0;
+  int nranks = 0;
+  qccl::Settings settings;
+  int hierGroupSize = 0;  // 0: hier unavailable (uneven groups), sra is used instead
+  uint64_t seed = 0;
+  uint64_t sequence = 1;
+  std::atomic<bool> aborted{false};
+  std::mutex callMutex;  // one call at a time; abort waits for the call in flight
+  std::unique_ptr<qccl::transport::Transport> transport;
+  std::unique_ptr<qccl::ef::EfStore> ef;
+};
+
+namespace qccl {
+
+qcclComm_t createComm(int nranks, const qcclUniqueId& id, int rank, const qcclConfig_t* config);
+
+// The communicator, if it can take a call; throws Error (qcclInvalidArgument for NULL or a
+// pointer that is no communicator, qcclInvalidUsage for a destroyed, aborted or failed one).
+qcclComm& usableComm(qcclComm_t comm);
+// Like usableComm, but accepts failed and aborted ones (for destroy).
+qcclComm& knownComm(qcclComm_t comm);
+
+void finalizeComm(qcclComm& comm);
+void destroyComm(qcclComm& comm);
+void abortComm(qcclComm& comm);
+
+}  // namespace qccl

@@ -1,0 +1,28 @@
+// A communicator's settings, resolved once at init: qcclConfig_t field > QCCL_* environment >
+// default (docs/ENV.md).
+#pragma once
+
+#include <chrono>
+#include <string>
+
+#include "codec_spec.h"
+#include "collectives/collectives.h"
+#include "qccl/qccl.h"
+
+namespace qccl {
+
+struct Settings {
+  codec::CodecSpec codec;
+  std::string transport;
+  coll::AllreduceAlgorithm algorithm = coll::AllreduceAlgorithm::Sra;
+  size_t minBytes = 0;
+  bool errorFeedback = true;
+  qcclDataType_t efDtype = qcclFloat32;
+  std::chrono::milliseconds timeout{0};
+  int groupSize = 0;  // hier; 0: ranks per host
+};
+
+// Throws Error(qcclInvalidArgument) naming the bad field or variable.
+Settings resolveSettings(const qcclConfig_t* config);
+
+}  // namespace qccl

@@ -1,0 +1,126 @@
+#include "transport/local_transport.h"
+
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <tuple>
+#include <vector>
+
+#include "common/error.h"
+
+namespace qccl::transport {
+
+struct LocalWorld {
+  std::mutex mutex;
+  std::condition_variable joined;
+  int size = 0;
+  int members = 0;
+  std::vector<bool> alive;
+  std::map<std::tuple<int, int, uint32_t>, std::deque<std::vector<uint8_t>>> queues;  // src,dst,tag
+};
+
+namespace {
+
+std::mutex registryMutex;
+std::map<std::string, std::shared_ptr<LocalWorld>> registry;
+
+constexpr Transport::Request kDone = 0;  // sends complete when posted (the data is copied)
+
+}  // namespace
+
+LocalTransport::LocalTransport(const std::string& key, int rank, int size, const Deadline& deadline)
+    : Transport(rank, size), key_(key) {
+  {
+    std::lock_guard<std::mutex> lock(registryMutex);
+    std::shared_ptr<LocalWorld>& w = registry[key];
+    if (!w) {
+      w = std::make_shared<LocalWorld>();
+      w->size = size;
+      w->alive.assign(size_t(size), false);
+    }
+    world_ = w;
+  }
+  std::unique_lock<std::mutex> lock(world_->mutex);
+  if (world_->size != size) {
+    throwError(qcclInvalidUsage, "local transport: ranks disagree on the size (%d vs %d)", size,
+               world_->size);
+  }
+  if (world_->alive[size_t(rank)]) {
+    throwError(qcclInvalidUsage, "local transport: two ranks claim rank %d", rank);
+  }
+  world_->alive[size_t(rank)] = true;
+  ++world_->members;
+  world_->joined.notify_all();
+  const bool all = world_->joined.wait_for(lock, deadline.remaining(),
+                                           [&] { return world_->members == world_->size; });
+  if (!all) {
+    world_->alive[size_t(rank)] = false;
+    const int joined = world_->members--;
+    throwError(qcclTimeout, "local transport: only %d of %d ranks joined in time", joined,
+               world_->size);
+  }
+  hosts_.assign(size_t(size), "localhost");
+}
+
+LocalTransport::~LocalTransport() {
+  {
+    std::lock_guard<std::mutex> lock(world_->mutex);
+    world_->alive[size_t(rank())] = false;
+    --world_->members;
+  }
+  std::lock_guard<std::mutex> lock(registryMutex);
+  auto it = registry.find(key_);
+  if (it != registry.end() && it->second == world_) {
+    std::lock_guard<std::mutex> worldLock(world_->mutex);
+    if (world_->members == 0) registry.erase(it);
+  }
+}
+
+Transport::Request LocalTransport::isend(int peer, uint32_t tag, const void* data, size_t bytes) {
+  const uint8_t* p = static_cast<const uint8_t*>(data);
+  std::lock_guard<std::mutex> lock(world_->mutex);
+  if (!world_->alive[size_t(peer)]) {
+    throwError(qcclRemoteError, "local transport: rank %d has left", peer);
+  }
+  world_->queues[{rank(), peer, tag}].emplace_back(p, p + bytes);
+  return kDone;
+}
+
+Transport::Request LocalTransport::irecv(int peer, uint32_t tag, void* data, size_t bytes) {
+  const Request id = next_++;
+  receives_.emplace(id, Receive{peer, tag, data, bytes});
+  return id;
+}
+
+bool LocalTransport::test(Request request) {
+  if (request == kDone) return true;
+  auto it = receives_.find(request);
+  if (it == receives_.end()) throwError(qcclInternalError, "local transport: unknown request");
+  const Receive r = it->second;
+  std::lock_guard<std::mutex> lock(world_->mutex);
+  auto q = world_->queues.find({r.peer, rank(), r.tag});
+  if (q == world_->queues.end() || q->second.empty()) {
+    if (!world_->alive[size_t(r.peer)]) {
+      receives_.erase(it);
+      throwError(qcclRemoteError, "local transport: rank %d left before sending", r.peer);
+    }
+    return false;
+  }
+  std::vector<uint8_t> message = std::move(q->second.front());
+  q->second.pop_front();
+  receives_.erase(it);
+  if (message.size() != r.bytes) {
+    throwError(qcclInvalidUsage,
+               "rank %d sent %zu bytes where %zu were expected: the ranks disagree on count, "
+               "dtype or codec",
+               r.peer, message.size(), r.bytes);
+  }
+  std::memcpy(r.data, message.data(), r.bytes);
+  return true;
+}
+
+void LocalTransport::cancel(Request request) { receives_.erase(request); }
+
+}  // namespace qccl::transport

@@ -1,0 +1,42 @@
+// Ranks as threads of one process: messages are copied through shared queues. For fast tests of
+// the algorithms at many rank counts; the multi-process tests use UCX and MPI.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+
+#include "common/deadline.h"
+#include "transport/transport.h"
+
+namespace qccl::transport {
+
+struct LocalWorld;
+
+class LocalTransport : public Transport {
+ public:
+  // Joins the world named by key (all ranks pass the same key, e.g. the unique id) and waits
+  // for the other ranks until the deadline.
+  LocalTransport(const std::string& key, int rank, int size, const Deadline& deadline);
+  ~LocalTransport() override;
+
+  const char* name() const override { return "local"; }
+  Request isend(int peer, uint32_t tag, const void* data, size_t bytes) override;
+  Request irecv(int peer, uint32_t tag, void* data, size_t bytes) override;
+  bool test(Request request) override;
+  void cancel(Request request) override;
+
+ private:
+  struct Receive {
+    int peer;
+    uint32_t tag;
+    void* data;
+    size_t bytes;
+  };
+  std::shared_ptr<LocalWorld> world_;
+  std::string key_;
+  std::unordered_map<Request, Receive> receives_;
+  Request next_ = 1;
+};
+
+}  // namespace qccl::transport

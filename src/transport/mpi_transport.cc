@@ -1,0 +1,184 @@
+#include "transport/mpi_transport.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "common/error.h"
+#include "common/log.h"
+
+namespace qccl::transport {
+
+namespace {
+
+constexpr size_t kPieceBytes = size_t(1) << 30;
+
+std::string mpiErrorText(int code) {
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  MPI_Error_string(code, text, &length);
+  return std::string(text, size_t(length));
+}
+
+void ensureMpiInitialised() {
+  int initialised = 0;
+  MPI_Initialized(&initialised);
+  if (initialised) return;
+  int provided = 0;
+  const int rc = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided);
+  if (rc != MPI_SUCCESS)
+    throwError(qcclSystemError, "MPI_Init_thread: %s", mpiErrorText(rc).c_str());
+  std::atexit([] {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized) MPI_Finalize();
+  });
+}
+
+}  // namespace
+
+bool MpiTransport::launchedByMpi() {
+  return std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr || std::getenv("PMI_SIZE") != nullptr ||
+         std::getenv("PMIX_RANK") != nullptr;
+}
+
+void MpiTransport::broadcastFromRankZero(void* data, size_t bytes) {
+  ensureMpiInitialised();
+  const int rc = MPI_Bcast(data, int(bytes), MPI_BYTE, 0, MPI_COMM_WORLD);
+  if (rc != MPI_SUCCESS) throwError(qcclSystemError, "MPI_Bcast: %s", mpiErrorText(rc).c_str());
+}
+
+MpiTransport::MpiTransport(int rank, int size) : Transport(rank, size) {
+  ensureMpiInitialised();
+  int worldRank = 0, worldSize = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &worldRank);
+  MPI_Comm_size(MPI_COMM_WORLD, &worldSize);
+  if (worldRank != rank || worldSize != size) {
+    throwError(qcclInvalidUsage,
+               "mpi transport: qccl rank %d of %d must be the MPI world's rank %d of %d", rank,
+               size, worldRank, worldSize);
+  }
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm_);
+  MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
+  int* upperBound = nullptr;
+  int found = 0;
+  MPI_Comm_get_attr(comm_, MPI_TAG_UB, &upperBound, &found);
+  if (found && upperBound) tagMask_ = *upperBound >= 0x7FFFFFFF ? 0x7FFFFFFF : 0x7FFF;
+  char host[256] = "";
+  gethostname(host, sizeof host);
+  std::vector<char> all(size_t(size) * sizeof host);
+  MPI_Allgather(host, sizeof host, MPI_CHAR, all.data(), sizeof host, MPI_CHAR, comm_);
+  for (int p = 0; p < size; ++p) hosts_.emplace_back(all.data() + size_t(p) * sizeof host);
+  QCCL_INFO(kLogTransport, "mpi: rank %d of %d", rank, size);
+}
+
+MpiTransport::~MpiTransport() {
+  for (auto& entry : operations_) {
+    for (MPI_Request& r : entry.second.parts) {
+      if (r != MPI_REQUEST_NULL) {
+        MPI_Cancel(&r);
+        MPI_Request_free(&r);
+      }
+    }
+  }
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized) MPI_Comm_free(&comm_);
+}
+
+Transport::Request MpiTransport::post(int peer, uint32_t tag, void* data, size_t bytes,
+                                      bool isRecv) {
+  Operation op;
+  op.expected = bytes;
+  op.peer = peer;
+  op.isRecv = isRecv;
+  const int mpiTag = int(tag & uint32_t(tagMask_));
+  auto* p = static_cast<char*>(data);
+  size_t offset = 0;
+  do {
+    const int piece = int(bytes - offset < kPieceBytes ? bytes - offset : kPieceBytes);
+    MPI_Request r = MPI_REQUEST_NULL;
+    const int rc = isRecv ? MPI_Irecv(p + offset, piece, MPI_BYTE, peer, mpiTag, comm_, &r)
+                          : MPI_Isend(p + offset, piece, MPI_BYTE, peer, mpiTag, comm_, &r);
+    if (rc != MPI_SUCCESS) {
+      throwError(qcclRemoteError, "mpi: %s rank %d: %s", isRecv ? "MPI_Irecv from" : "MPI_Isend to",
+                 peer, mpiErrorText(rc).c_str());
+    }
+    op.parts.push_back(r);
+    offset += size_t(piece);
+  } while (offset < bytes);
+  const Request id = next_++;
+  operations_.emplace(id, std::move(op));
+  return id;
+}
+
+Transport::Request MpiTransport::isend(int peer, uint32_t tag, const void* data, size_t bytes) {
+  return post(peer, tag, const_cast<void*>(data), bytes, false);
+}
+
+Transport::Request MpiTransport::irecv(int peer, uint32_t tag, void* data, size_t bytes) {
+  return post(peer, tag, data, bytes, true);
+}
+
+bool MpiTransport::test(Request request) {
+  auto it = operations_.find(request);
+  if (it == operations_.end()) throwError(qcclInternalError, "mpi: unknown request");
+  Operation& op = it->second;
+  bool all = true;
+  for (MPI_Request& part : op.parts) {
+    if (part == MPI_REQUEST_NULL) continue;  // finished earlier
+    int flag = 0;
+    MPI_Status status;
+    // MPI_Test reports errors in its return code (status.MPI_ERROR is only set by the
+    // multiple-completion calls); the communicator returns errors instead of aborting.
+    const int rc = MPI_Test(&part, &flag, &status);
+    if (rc != MPI_SUCCESS) {
+      int errorClass = 0;
+      MPI_Error_class(rc, &errorClass);
+      const Operation failed = op;
+      cancel(request);
+      if (errorClass == MPI_ERR_TRUNCATE) {
+        throwError(qcclInvalidUsage,
+                   "rank %d sent more than the %zu bytes expected: the ranks disagree on count, "
+                   "dtype or codec",
+                   failed.peer, failed.expected);
+      }
+      throwError(qcclRemoteError, "mpi: operation with rank %d failed: %s", failed.peer,
+                 mpiErrorText(rc).c_str());
+    }
+    if (!flag) {
+      all = false;
+      continue;
+    }
+    if (op.isRecv) {
+      int count = 0;
+      MPI_Get_count(&status, MPI_BYTE, &count);
+      op.received += size_t(count);
+    }
+  }
+  if (!all) return false;
+  const Operation finished = op;
+  operations_.erase(it);
+  if (finished.isRecv && finished.received != finished.expected) {
+    throwError(qcclInvalidUsage,
+               "rank %d sent %zu bytes where %zu were expected: the ranks disagree on count, "
+               "dtype or codec",
+               finished.peer, finished.received, finished.expected);
+  }
+  return true;
+}
+
+void MpiTransport::cancel(Request request) {
+  auto it = operations_.find(request);
+  if (it == operations_.end()) return;
+  for (MPI_Request& r : it->second.parts) {
+    if (r != MPI_REQUEST_NULL) {
+      MPI_Cancel(&r);
+      MPI_Request_free(&r);
+    }
+  }
+  operations_.erase(it);
+}
+
+}  // namespace qccl::transport

@@ -1,0 +1,57 @@
+// Runs a function on n ranks, one thread each, with communicators over the local (in-process)
+// transport: the fast way to test the algorithms at many rank counts.
+#pragma once
+
+#include <qccl/qccl.h>
+
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace qccl::test {
+
+struct CommOptions {
+  const char* codec = "none";
+  const char* algorithm = "sra";
+  size_t minBytes = 0;
+  int errorFeedback = 1;
+  int timeoutMs = 20000;
+  int groupSize = QCCL_CONFIG_UNDEF_INT;
+};
+
+// fn(rank, comm) on every rank; returns after all threads finished. Failures inside fn should
+// use gtest's ADD_FAILURE (thread-safe) rather than ASSERT.
+inline void runRanks(int n, const CommOptions& options,
+                     const std::function<void(int, qcclComm_t)>& fn) {
+  qcclUniqueId id;
+  if (qcclGetUniqueId(&id) != qcclSuccess) throw std::runtime_error(qcclGetLastError(nullptr));
+  std::vector<std::thread> threads;
+  std::vector<std::string> errors(static_cast<size_t>(n));
+  for (int r = 0; r < n; ++r) {
+    threads.emplace_back([&, r] {
+      qcclConfig_t config = QCCL_CONFIG_INITIALIZER;
+      config.transport = "local";
+      config.codec = options.codec;
+      config.algorithm = options.algorithm;
+      config.minBytes = options.minBytes;
+      config.errorFeedback = options.errorFeedback;
+      config.timeoutMs = options.timeoutMs;
+      config.groupSize = options.groupSize;
+      qcclComm_t comm = nullptr;
+      if (qcclCommInitRankConfig(&comm, n, id, r, &config) != qcclSuccess) {
+        errors[size_t(r)] = qcclGetLastError(nullptr);
+        return;
+      }
+      fn(r, comm);
+      qcclCommDestroy(comm);
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (const std::string& e : errors) {
+    if (!e.empty()) throw std::runtime_error("init: " + e);
+  }
+}
+
+}  // namespace qccl::test
