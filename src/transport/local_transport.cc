@@ -16,7 +16,8 @@ struct LocalWorld {
   std::mutex mutex;
   std::condition_variable joined;
   int size = 0;
-  int members = 0;
+  int arrived = 0;  // ranks that ever joined: the rendezvous
+  int members = 0;  // ranks still here: the world goes when it reaches 0
   std::vector<bool> alive;
   std::map<std::tuple<int, int, uint32_t>, std::deque<std::vector<uint8_t>>> queues;  // src,dst,tag
 };
@@ -52,13 +53,14 @@ LocalTransport::LocalTransport(const std::string& key, int rank, int size, const
   }
   world_->alive[size_t(rank)] = true;
   ++world_->members;
+  ++world_->arrived;
   world_->joined.notify_all();
   const bool all = world_->joined.wait_for(lock, deadline.remaining(),
-                                           [&] { return world_->members == world_->size; });
+                                           [&] { return world_->arrived == world_->size; });
   if (!all) {
     world_->alive[size_t(rank)] = false;
-    const int joined = world_->members--;
-    throwError(qcclTimeout, "local transport: only %d of %d ranks joined in time", joined,
+    --world_->members;
+    throwError(qcclTimeout, "local transport: only %d of %d ranks joined in time", world_->arrived,
                world_->size);
   }
   hosts_.assign(size_t(size), "localhost");

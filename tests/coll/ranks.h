@@ -22,11 +22,13 @@ struct CommOptions {
 };
 
 // fn(rank, comm) on every rank; returns after all threads finished. Failures inside fn should
-// use gtest's ADD_FAILURE (thread-safe) rather than ASSERT.
+// use gtest's ADD_FAILURE (thread-safe) rather than ASSERT. id receives the unique id used.
 inline void runRanks(int n, const CommOptions& options,
-                     const std::function<void(int, qcclComm_t)>& fn) {
+                     const std::function<void(int, qcclComm_t)>& fn,
+                     qcclUniqueId* idOut = nullptr) {
   qcclUniqueId id;
   if (qcclGetUniqueId(&id) != qcclSuccess) throw std::runtime_error(qcclGetLastError(nullptr));
+  if (idOut) *idOut = id;
   std::vector<std::thread> threads;
   std::vector<std::string> errors(static_cast<size_t>(n));
   for (int r = 0; r < n; ++r) {

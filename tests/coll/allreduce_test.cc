@@ -1,0 +1,212 @@
+// Allreduce on 1, 2, 3, 4 and 7 ranks (threads over the local transport): exact paths against an
+// exact reference, compressed ones bitwise identical on every rank and within the bound that
+// follows from the codec's (collective_reference.h), in-place and out-of-place.
+#include <gtest/gtest.h>
+
+#include <mutex>
+#include <tuple>
+
+#include "codec.h"
+#include "collective_reference.h"
+#include "collectives/chunk_codec.h"
+#include "common/siphash.h"
+#include "ranks.h"
+
+namespace qccl::test {
+namespace {
+
+struct Case {
+  std::string codec;
+  std::string algorithm;
+  int ranks;
+  size_t count;
+  qcclDataType_t dtype;
+  qcclRedOp_t op;
+  bool inPlace;
+  int groupSize = QCCL_CONFIG_UNDEF_INT;
+};
+
+std::string caseName(const Case& c) {
+  return specTestName(c.codec) + "_" + c.algorithm + "_n" + std::to_string(c.ranks) + "_c" +
+         std::to_string(c.count) + "_t" + std::to_string(int(c.dtype)) + "_op" +
+         std::to_string(int(c.op)) + (c.inPlace ? "_inplace" : "");
+}
+
+// The seed every rank of a communicator derives from its unique id (+rht signs).
+uint64_t commSeed(const qcclUniqueId& id) {
+  return sipHash24(reinterpret_cast<const uint8_t*>(id.internal) + 24, "qccl-seed", 9);
+}
+
+// Runs the case; outputs[r] holds rank r's result bytes.
+std::vector<std::vector<uint8_t>> run(const Case& c, qcclUniqueId* id) {
+  std::vector<std::vector<uint8_t>> outputs(size_t(c.ranks));
+  std::mutex mutex;
+  CommOptions options;
+  options.codec = c.codec.c_str();
+  options.algorithm = c.algorithm.c_str();
+  options.groupSize = c.groupSize;
+  runRanks(
+      c.ranks, options,
+      [&](int r, qcclComm_t comm) {
+        std::vector<uint8_t> in;
+        std::vector<double> values;
+        makeInput(r, c.count, c.dtype, in, values);
+        std::vector<uint8_t> out(in.size(), 0xCD);
+        void* recv = c.inPlace ? in.data() : out.data();
+        const qcclResult_t rc =
+            qcclAllReduce(in.data(), recv, c.count, c.dtype, c.op, comm, nullptr);
+        std::lock_guard<std::mutex> lock(mutex);
+        if (rc != qcclSuccess) ADD_FAILURE() << "rank " << r << ": " << qcclGetLastError(nullptr);
+        outputs[size_t(r)] = c.inPlace ? in : out;
+      },
+      id);
+  return outputs;
+}
+
+class Allreduce : public ::testing::TestWithParam<Case> {};
+
+TEST_P(Allreduce, MatchesReference) {
+  const Case& c = GetParam();
+  qcclUniqueId id;
+  const std::vector<std::vector<uint8_t>> out = run(c, &id);
+  for (int r = 1; r < c.ranks; ++r) {
+    ASSERT_EQ(out[size_t(r)], out[0]) << "rank " << r << " differs from rank 0";
+  }
+  std::vector<std::vector<double>> inputs(size_t(c.ranks));
+  for (int r = 0; r < c.ranks; ++r) {
+    std::vector<uint8_t> bytes;
+    makeInput(r, c.count, c.dtype, bytes, inputs[size_t(r)]);
+  }
+  std::vector<double> exact(c.count, 0.0), absSum(c.count, 0.0);
+  for (size_t i = 0; i < c.count; ++i) {
+    exact[i] = inputs[0][i];
+    for (int r = 0; r < c.ranks; ++r) {
+      const double v = inputs[size_t(r)][i];
+      absSum[i] += std::fabs(v);
+      if (r == 0) continue;
+      exact[i] = c.op == qcclMax ? std::max(exact[i], v) : exact[i] + v;
+    }
+  }
+  const double divisor = c.op == qcclAvg ? c.ranks : 1;
+  const codec::CodecSpec spec = codec::parseCodecSpec(c.codec);
+  const bool floatWire = c.dtype != qcclInt32;
+  const bool compressed = spec.format != codec::Format::None && floatWire && c.op != qcclMax &&
+                          c.ranks > 1 && !(c.algorithm == "hier" && c.groupSize == c.ranks);
+  std::vector<double> bound(c.count, 0.0);
+  if (compressed && c.algorithm != "ring") {
+    // Contributions to the compressed stage: each rank's vector (sra), or each group's exact sum
+    // over the slices (hier); chunks owned as the algorithm splits them.
+    std::vector<std::vector<double>> contributions = inputs;
+    std::vector<OwnedSpan> chunks;
+    const size_t unit =
+        std::lcm(size_t(spec.block ? spec.block : 1), size_t(spec.rhtSize ? spec.rhtSize : 1));
+    if (c.algorithm == "hier") {
+      const int g = c.groupSize, groups = c.ranks / g;
+      contributions.assign(size_t(groups), std::vector<double>(c.count, 0.0));
+      for (int r = 0; r < c.ranks; ++r)
+        for (size_t i = 0; i < c.count; ++i)
+          contributions[size_t(r / g)][i] += inputs[size_t(r)][i];
+      for (const coll::Span& slice : coll::partition(c.count, g, unit)) {
+        const std::vector<coll::Span> inner = coll::partition(slice.size(), groups, unit);
+        for (int k = 0; k < groups; ++k) {
+          chunks.push_back(
+              {{slice.begin + inner[size_t(k)].begin, slice.begin + inner[size_t(k)].end}, k});
+        }
+      }
+    } else {
+      const std::vector<coll::Span> spans = coll::partition(c.count, c.ranks, unit);
+      for (int k = 0; k < c.ranks; ++k) chunks.push_back({spans[size_t(k)], k});
+    }
+    if (spec.rhtSize == 0) {
+      bound = scatterReduceBound(spec, contributions, chunks);
+    } else {
+      // The rotation is orthogonal: bound the L2 error per chunk in the rotated domain.
+      std::vector<std::vector<double>> rotated;
+      for (const auto& x : contributions) {
+        const std::vector<float> xf(x.begin(), x.end());
+        const std::vector<float> y = quantizerDomain(spec, xf, commSeed(id));
+        rotated.emplace_back(y.begin(), y.begin() + long(c.count));
+      }
+      const std::vector<double> b = scatterReduceBound(spec, rotated, chunks);
+      for (const OwnedSpan& chunk : chunks) {
+        double bound2 = 0, err2 = 0;
+        for (size_t i = chunk.span.begin; i < chunk.span.end; ++i) {
+          bound2 += b[i] * b[i];
+          const double d = readValue(out[0].data(), c.dtype, i) * divisor - exact[i];
+          err2 += d * d;
+          bound2 += std::pow(outputRounding(c.dtype, exact[i]) * divisor, 2);
+        }
+        EXPECT_LE(std::sqrt(err2), std::sqrt(bound2) * 1.0001 + 1e-9) << caseName(c);
+      }
+      return;
+    }
+  } else if (compressed) {
+    const size_t unit = spec.block ? spec.block : 1;
+    bound = ringBound(spec, inputs, coll::partition(c.count, c.ranks, unit));
+  }
+  for (size_t i = 0; i < c.count; ++i) {
+    const double got = readValue(out[0].data(), c.dtype, i);
+    double allowed = bound[i] / divisor + outputRounding(c.dtype, exact[i] / divisor) +
+                     (floatWire ? 1e-6 * absSum[i] / divisor : 0.0);
+    if (c.op == qcclMax) allowed = outputRounding(c.dtype, exact[i]);
+    // Integer Avg divides the (exact) sum with C's truncation toward zero.
+    const double want = floatWire ? exact[i] / divisor : std::trunc(exact[i] / divisor);
+    ASSERT_LE(std::fabs(got - want), allowed)
+        << caseName(c) << " element " << i << " got " << got << " exact " << want;
+  }
+}
+
+std::vector<Case> cases() {
+  std::vector<Case> all;
+  // Exact paths: every rank count, dtype, op, placement, and the awkward counts.
+  for (int n : {1, 2, 3, 4, 7}) {
+    for (size_t count : {size_t(0), size_t(1), size_t(7), size_t(4099)}) {
+      for (qcclDataType_t t : {qcclFloat32, qcclBfloat16, qcclFloat16, qcclInt32}) {
+        for (qcclRedOp_t op : {qcclSum, qcclAvg, qcclMax}) {
+          all.push_back({"none", "sra", n, count, t, op, count == 7});
+        }
+      }
+    }
+  }
+  // Compressed: every codec on fp32, Sum and Avg; the dtypes and placements on a few.
+  for (const std::string& codec : allFormatSpecs()) {
+    if (codec == "none") continue;
+    for (int n : {2, 3, 7}) {
+      all.push_back({codec, "sra", n, 4099, qcclFloat32, qcclSum, false});
+      all.push_back({codec, "sra", n, 7, qcclFloat32, qcclAvg, true});
+    }
+  }
+  for (const char* codec : {"fp8e4m3", "mxfp4", "nvfp4", "int8"}) {
+    for (qcclDataType_t t : {qcclBfloat16, qcclFloat16}) {
+      all.push_back({codec, "sra", 4, 4099, t, qcclSum, false});
+      all.push_back({codec, "sra", 3, 1000, t, qcclAvg, true});
+    }
+    all.push_back({codec, "sra", 4, 1000003, qcclFloat32, qcclSum, true});
+  }
+  for (const char* codec : {"nvfp4+rht", "int4+rht", "fp8e4m3+sr", "mxfp4+sr+rht"}) {
+    all.push_back({codec, "sra", 4, 4099, qcclFloat32, qcclSum, false});
+  }
+  for (int n : {2, 3, 4, 7}) {
+    all.push_back({"fp8e4m3", "ring", n, 4099, qcclFloat32, qcclSum, false});
+    all.push_back({"int8", "ring", n, 1000, qcclBfloat16, qcclAvg, true});
+  }
+  Case hier{"fp8e4m3", "hier", 4, 4099, qcclFloat32, qcclSum, false, 2};
+  all.push_back(hier);
+  hier.ranks = 6;
+  hier.groupSize = 3;
+  hier.codec = "int4";
+  all.push_back(hier);
+  hier.ranks = 4;
+  hier.groupSize = 2;
+  hier.codec = "nvfp4";
+  hier.op = qcclAvg;
+  hier.dtype = qcclBfloat16;
+  all.push_back(hier);
+  return all;
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, Allreduce, ::testing::ValuesIn(cases()),
+                         [](const auto& info) { return caseName(info.param); });
+
+}  // namespace
+}  // namespace qccl::test
