@@ -172,16 +172,14 @@ Transport::Request UcxTransport::irecv(int peer, uint32_t tag, void* data, size_
   op->peer = peer;
   op->isRecv = true;
   op->expected = bytes;
-  ucp_tag_recv_info_t info{};
   ucp_request_param_t param{};
+  // Always a request and a callback, which reports the received length.
   param.op_attr_mask =
-      UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_RECV_INFO;
+      UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
   param.cb.recv = onRecv;
   param.user_data = op.get();
-  param.recv_info.tag_info = &info;
   const ucs_status_ptr_t r =
       ucp_tag_recv_nbx(worker_, data, bytes, ucxTag(peer, tag), ~ucp_tag_t(0), &param);
-  if (r == nullptr) op->received = info.length;  // completed at once: no callback
   return track(std::move(op), r);
 }
 

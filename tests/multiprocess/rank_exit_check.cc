@@ -1,0 +1,40 @@
+// A rank that exits in the middle of a run: rank 1 leaves before the third allreduce. Every other
+// rank must get an error (qcclRemoteError or qcclTimeout) within QCCL_TIMEOUT, not hang. Prints
+// "rank R survived: <error> after S s" and exits 0 on the survivors when that holds.
+#include <qccl/qccl.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+int main() {
+  qcclComm_t comm;
+  if (qcclCommInitFromEnv(&comm, nullptr) != qcclSuccess) {
+    std::printf("init failed: %s\n", qcclGetLastError(nullptr));
+    return 1;
+  }
+  int rank = 0;
+  qcclCommUserRank(comm, &rank);
+  const char* timeoutEnv = std::getenv("QCCL_TIMEOUT");
+  const double timeout = timeoutEnv ? std::atof(timeoutEnv) : 300;
+  std::vector<float> x(100000, 1.0f), y(x.size());
+  for (int step = 0; step < 5; ++step) {
+    if (rank == 1 && step == 2) _exit(3);  // gone, mid-run, without a word
+    const auto start = std::chrono::steady_clock::now();
+    const qcclResult_t rc =
+        qcclAllReduce(x.data(), y.data(), x.size(), qcclFloat32, qcclSum, comm, nullptr);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (rc == qcclSuccess) continue;
+    const bool expected =
+        (rc == qcclRemoteError || rc == qcclTimeout) && step == 2 && seconds < timeout + 5;
+    std::printf("rank %d %s: %s after %.1f s (%s)\n", rank, expected ? "survived" : "FAILED",
+                qcclGetErrorString(rc), seconds, qcclGetLastError(nullptr));
+    qcclCommAbort(comm);
+    return expected ? 0 : 1;
+  }
+  std::printf("rank %d: FAILED, every call succeeded\n", rank);
+  return 1;
+}
