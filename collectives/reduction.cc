@@ -31,42 +31,51 @@ A combine(qcclRedOp_t op, A a, A b) {
   }
 }
 
-// Load element i of a dtype array into the accumulation type, and store back.
-template <class A>
-A loadAs(const void* in, qcclDataType_t dtype, size_t i) {
-  switch (dtype) {
-    case qcclInt8: return A(static_cast<const int8_t*>(in)[i]);
-    case qcclUint8: return A(static_cast<const uint8_t*>(in)[i]);
-    case qcclInt32: return A(static_cast<const int32_t*>(in)[i]);
-    case qcclUint32: return A(static_cast<const uint32_t*>(in)[i]);
-    case qcclInt64: return A(static_cast<const int64_t*>(in)[i]);
-    case qcclUint64: return A(static_cast<const uint64_t*>(in)[i]);
-    case qcclFloat32: return A(static_cast<const float*>(in)[i]);
-    case qcclFloat64: return A(static_cast<const double*>(in)[i]);
-    case qcclFloat16: return A(decode<Fp16>(static_cast<const uint16_t*>(in)[i]));
-    case qcclBfloat16: return A(decode<Bf16>(static_cast<const uint16_t*>(in)[i]));
-    case qcclFloat8e4m3: return A(decode<E4M3>(static_cast<const uint8_t*>(in)[i]));
-    case qcclFloat8e5m2: return A(decode<E5M2>(static_cast<const uint8_t*>(in)[i]));
-    default: return A(0);
+// How each dtype's elements are stored: the C type, and its conversion to the accumulation type.
+template <class T>
+struct Plain {
+  using Storage = T;
+  template <class A>
+  static A load(T v) {
+    return A(v);
   }
-}
+  template <class A>
+  static T store(A v) {
+    return T(v);
+  }
+};
 
-template <class A>
-void storeFrom(A v, qcclDataType_t dtype, void* out, size_t i) {
+template <class F, class T>
+struct Minifloat {
+  using Storage = T;
+  template <class A>
+  static A load(T v) {
+    return A(decode<F>(v));
+  }
+  template <class A>
+  static T store(A v) {
+    return T(encodeRne<F>(float(v)));
+  }
+};
+
+// Calls fn(Plain<T>{} or Minifloat<F, T>{}) for dtype: the switch happens once per call, not per
+// element, so the loops inside fn are plain typed loops.
+template <class Fn>
+void withStorage(qcclDataType_t dtype, Fn&& fn) {
   switch (dtype) {
-    case qcclInt8: static_cast<int8_t*>(out)[i] = int8_t(v); break;
-    case qcclUint8: static_cast<uint8_t*>(out)[i] = uint8_t(v); break;
-    case qcclInt32: static_cast<int32_t*>(out)[i] = int32_t(v); break;
-    case qcclUint32: static_cast<uint32_t*>(out)[i] = uint32_t(v); break;
-    case qcclInt64: static_cast<int64_t*>(out)[i] = int64_t(v); break;
-    case qcclUint64: static_cast<uint64_t*>(out)[i] = uint64_t(v); break;
-    case qcclFloat32: static_cast<float*>(out)[i] = float(v); break;
-    case qcclFloat64: static_cast<double*>(out)[i] = double(v); break;
-    case qcclFloat16: static_cast<uint16_t*>(out)[i] = uint16_t(encodeRne<Fp16>(float(v))); break;
-    case qcclBfloat16: static_cast<uint16_t*>(out)[i] = uint16_t(encodeRne<Bf16>(float(v))); break;
-    case qcclFloat8e4m3: static_cast<uint8_t*>(out)[i] = uint8_t(encodeRne<E4M3>(float(v))); break;
-    case qcclFloat8e5m2: static_cast<uint8_t*>(out)[i] = uint8_t(encodeRne<E5M2>(float(v))); break;
-    default: break;
+    case qcclInt8: return fn(Plain<int8_t>{});
+    case qcclUint8: return fn(Plain<uint8_t>{});
+    case qcclInt32: return fn(Plain<int32_t>{});
+    case qcclUint32: return fn(Plain<uint32_t>{});
+    case qcclInt64: return fn(Plain<int64_t>{});
+    case qcclUint64: return fn(Plain<uint64_t>{});
+    case qcclFloat32: return fn(Plain<float>{});
+    case qcclFloat64: return fn(Plain<double>{});
+    case qcclFloat16: return fn(Minifloat<Fp16, uint16_t>{});
+    case qcclBfloat16: return fn(Minifloat<Bf16, uint16_t>{});
+    case qcclFloat8e4m3: return fn(Minifloat<E4M3, uint8_t>{});
+    case qcclFloat8e5m2: return fn(Minifloat<E5M2, uint8_t>{});
+    default: return;
   }
 }
 
@@ -118,11 +127,32 @@ Accumulator::Accumulator(qcclDataType_t dtype, qcclRedOp_t op, size_t count)
 void Accumulator::add(const void* contribution) {
   withAccType(dtype_, [&](auto zero) {
     using A = decltype(zero);
-    A* acc = reinterpret_cast<A*>(acc_.data());
-    for (size_t i = 0; i < count_; ++i) {
-      const A v = loadAs<A>(contribution, dtype_, i);
-      acc[i] = empty_ ? v : combine<A>(op_, acc[i], v);
-    }
+    withStorage(dtype_, [&](auto storage) {
+      using S = decltype(storage);
+      const auto* in = static_cast<const typename S::Storage*>(contribution);
+      A* acc = reinterpret_cast<A*>(acc_.data());
+      if (empty_) {
+        for (size_t i = 0; i < count_; ++i) acc[i] = S::template load<A>(in[i]);
+        return;
+      }
+      switch (op_) {  // one loop per op, so each vectorises
+        case qcclProd:
+          for (size_t i = 0; i < count_; ++i)
+            acc[i] = combine<A>(qcclProd, acc[i], S::template load<A>(in[i]));
+          break;
+        case qcclMax:
+          for (size_t i = 0; i < count_; ++i)
+            acc[i] = combine<A>(qcclMax, acc[i], S::template load<A>(in[i]));
+          break;
+        case qcclMin:
+          for (size_t i = 0; i < count_; ++i)
+            acc[i] = combine<A>(qcclMin, acc[i], S::template load<A>(in[i]));
+          break;
+        default:
+          for (size_t i = 0; i < count_; ++i)
+            acc[i] = combine<A>(qcclSum, acc[i], S::template load<A>(in[i]));
+      }
+    });
   });
   empty_ = false;
 }
@@ -130,29 +160,34 @@ void Accumulator::add(const void* contribution) {
 void Accumulator::finish(int contributors, void* out) const {
   withAccType(dtype_, [&](auto zero) {
     using A = decltype(zero);
-    const A* acc = reinterpret_cast<const A*>(acc_.data());
-    for (size_t i = 0; i < count_; ++i) {
-      A v = acc[i];
-      if (op_ == qcclAvg) v = A(v / A(contributors));
-      storeFrom<A>(v, dtype_, out, i);
-    }
+    withStorage(dtype_, [&](auto storage) {
+      using S = decltype(storage);
+      auto* o = static_cast<typename S::Storage*>(out);
+      const A* acc = reinterpret_cast<const A*>(acc_.data());
+      if (op_ == qcclAvg) {
+        for (size_t i = 0; i < count_; ++i)
+          o[i] = S::template store<A>(A(acc[i] / A(contributors)));
+      } else {
+        for (size_t i = 0; i < count_; ++i) o[i] = S::template store<A>(acc[i]);
+      }
+    });
   });
 }
 
 void toFloat32(const void* in, qcclDataType_t dtype, size_t count, float* out) {
-  if (dtype == qcclFloat32) {
-    std::memcpy(out, in, 4 * count);
-    return;
-  }
-  for (size_t i = 0; i < count; ++i) out[i] = loadAs<float>(in, dtype, i);
+  withStorage(dtype, [&](auto storage) {
+    using S = decltype(storage);
+    const auto* i = static_cast<const typename S::Storage*>(in);
+    for (size_t k = 0; k < count; ++k) out[k] = S::template load<float>(i[k]);
+  });
 }
 
 void fromFloat32(const float* in, size_t count, qcclDataType_t dtype, void* out) {
-  if (dtype == qcclFloat32) {
-    std::memcpy(out, in, 4 * count);
-    return;
-  }
-  for (size_t i = 0; i < count; ++i) storeFrom<float>(in[i], dtype, out, i);
+  withStorage(dtype, [&](auto storage) {
+    using S = decltype(storage);
+    auto* o = static_cast<typename S::Storage*>(out);
+    for (size_t k = 0; k < count; ++k) o[k] = S::template store<float>(in[k]);
+  });
 }
 
 }  // namespace qccl::coll
