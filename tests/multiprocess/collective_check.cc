@@ -198,6 +198,27 @@ void checkReduceScatterAndAllgather(const std::string& codecText, size_t count,
   }
 }
 
+// Rank 1 calls with another count, then with another codec of the same chunk size: every rank
+// must get qcclInvalidUsage (from sizes or chunk headers), and the next call must work.
+void checkDisagreement() {
+  ++checks;
+  std::vector<float> x(6000, 1.0f), y(6000);
+  const size_t count = rank == 1 ? 5000 : 6000;
+  qcclCallConfig_t fp8 = callConfig("fp8e4m3");
+  if (qcclAllReduceEx(x.data(), y.data(), count, qcclFloat32, qcclSum, comm, nullptr, &fp8) != qcclInvalidUsage) {
+    fail(std::string("count disagreement not reported: ") + qcclGetLastError(nullptr));
+  }
+  qcclCallConfig_t other = callConfig(rank == 1 ? "int8" : "fp8e4m3");
+  if (qcclAllReduceEx(x.data(), y.data(), x.size(), qcclFloat32, qcclSum, comm, nullptr, &other) !=
+      qcclInvalidUsage) {
+    fail(std::string("codec disagreement not reported: ") + qcclGetLastError(nullptr));
+  }
+  if (qcclAllReduceEx(x.data(), y.data(), x.size(), qcclFloat32, qcclSum, comm, nullptr, &fp8) != qcclSuccess ||
+      y[0] != float(nranks)) {
+    fail(std::string("no recovery after the disagreement: ") + qcclGetLastError(nullptr));
+  }
+}
+
 void checkErrorFeedback() {
   ++checks;
   const size_t count = 20000;
@@ -285,7 +306,10 @@ int main(int argc, char** argv) {
       checkReduceScatterAndAllgather(codec, count, qcclBfloat16);
     }
   }
-  if (nranks > 1) checkErrorFeedback();  // one rank copies its input: nothing to feed back
+  if (nranks > 1) {  // one rank copies its input: nothing to feed back, nobody to disagree with
+    checkErrorFeedback();
+    checkDisagreement();
+  }
 
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
