@@ -44,10 +44,7 @@ void allgather(Context& context, const void* send, void* recv, size_t sendCount,
     if (compressed) {
       acceptChunk(context, in[size_t(p)], sendCount, p);
     } else {
-      const std::string problem =
-          checkExactHeader(in[size_t(p)].data(), dtype, 0, kKindShard, sendCount);
-      if (!problem.empty())
-        context.recordUsageError("from rank " + std::to_string(p) + ": " + problem);
+      acceptExact(context, in[size_t(p)], dtype, 0, kKindShard, sendCount, p);
     }
   }
   throwIfUsageError(context);

@@ -24,20 +24,6 @@ std::vector<uint8_t> framed(qcclDataType_t dtype, int op, uint8_t kind, const vo
   return m;
 }
 
-// True when the message is what this rank expects; records the disagreement otherwise.
-bool accept(Context& context, const std::vector<uint8_t>& m, qcclDataType_t dtype, int op,
-            uint8_t kind, size_t count, int from) {
-  const int poisoner = poisonSender(m.data(), m.size());
-  if (poisoner >= 0) {
-    context.recordUsageError("rank " + std::to_string(poisoner) +
-                             " found that the ranks disagree on count, dtype, op or codec");
-    return false;
-  }
-  const std::string problem = checkExactHeader(m.data(), dtype, op, kind, count);
-  if (!problem.empty())
-    context.recordUsageError("from rank " + std::to_string(from) + ": " + problem);
-  return problem.empty();
-}
 }  // namespace
 
 void allreduceExact(Context& context, const ReduceArgs& a) {
@@ -66,7 +52,8 @@ void allreduceExact(Context& context, const ReduceArgs& a) {
   for (int p = 0; p < n; ++p) {
     if (p == me) {
       acc.add(send + mine.begin * width);
-    } else if (accept(context, in[size_t(p)], a.dtype, a.op, kKindContribution, mine.size(), p)) {
+    } else if (acceptExact(context, in[size_t(p)], a.dtype, a.op, kKindContribution, mine.size(),
+                           p)) {
       acc.add(in[size_t(p)].data() + kExactHeaderBytes);
     } else {
       ok = false;
@@ -93,7 +80,7 @@ void allreduceExact(Context& context, const ReduceArgs& a) {
   }
   for (int p = 0; p < n; ++p) {
     if (p != me)
-      accept(context, in[size_t(p)], a.dtype, a.op, kKindResult, spans[size_t(p)].size(), p);
+      acceptExact(context, in[size_t(p)], a.dtype, a.op, kKindResult, spans[size_t(p)].size(), p);
   }
   if (!context.usageError.empty()) return;  // the caller reports it; the output stays untouched
   auto* recv = static_cast<uint8_t*>(a.recv);

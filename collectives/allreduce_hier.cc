@@ -43,13 +43,9 @@ std::vector<std::vector<uint8_t>> exchangeSlices(Context& context,
   }
   phase.wait();
   for (int p = 0; p < g; ++p) {
-    if (p == me) continue;
-    const int poisoner = poisonSender(in[size_t(p)].data(), in[size_t(p)].size());
-    const std::string problem =
-        poisoner >= 0 ? "rank " + std::to_string(poisoner) + " found that the ranks disagree"
-                      : checkExactHeader(in[size_t(p)].data(), qcclFloat32, qcclSum, kind,
-                                         recvSpans[size_t(p)].size());
-    if (!problem.empty()) context.recordUsageError(problem);
+    if (p != me)
+      acceptExact(context, in[size_t(p)], qcclFloat32, qcclSum, kind, recvSpans[size_t(p)].size(),
+                  p);
   }
   return in;
 }

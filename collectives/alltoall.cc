@@ -29,10 +29,7 @@ void alltoall(Context& context, const void* send, void* recv, size_t count, qccl
   }
   for (int p = 0; p < n; ++p) {
     if (p == me) continue;
-    const std::string problem =
-        checkExactHeader(got[size_t(p)].data(), dtype, 0, kKindBlock, count);
-    if (!problem.empty())
-      context.recordUsageError("from rank " + std::to_string(p) + ": " + problem);
+    acceptExact(context, got[size_t(p)], dtype, 0, kKindBlock, count, p);
   }
   throwIfUsageError(context);
   auto* result = static_cast<uint8_t*>(recv);

@@ -28,9 +28,7 @@ void broadcast(Context& context, const void* send, void* recv, size_t count, qcc
     phase.wait();
   }
   if (me != root) {
-    const std::string problem =
-        checkExactHeader(message.data(), dtype, root, kKindBroadcast, count);
-    if (!problem.empty()) context.recordUsageError("from the root: " + problem);
+    acceptExact(context, message, dtype, root, kKindBroadcast, count, root);
   }
   throwIfUsageError(context);
   if (me != root) {

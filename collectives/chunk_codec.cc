@@ -36,15 +36,15 @@ void encodeChunk(Context& context, const void* data, size_t count, qcclDataType_
 bool acceptChunk(Context& context, const std::vector<uint8_t>& chunk, size_t count, int from) {
   const int poisoner = poisonSender(chunk.data(), chunk.size());
   if (poisoner >= 0) {
-    context.recordUsageError("rank " + std::to_string(poisoner) +
-                             " found that the ranks disagree on count, dtype, op or codec");
+    recordPoison(context, poisoner);
     return false;
   }
   try {
     codec::validateChunk(context.codec, chunk.data(), chunk.size(), count);
     return true;
   } catch (const codec::CodecError& e) {
-    context.recordUsageError("from rank " + std::to_string(from) + ": " + e.what());
+    context.recordUsageError("from rank " + std::to_string(context.group.ranks[size_t(from)]) +
+                             ": " + e.what());
     return false;
   }
 }

@@ -50,4 +50,24 @@ int poisonSender(const uint8_t* in, size_t bytes) {
   return int(r);
 }
 
+void recordPoison(Context& context, int poisoner) {
+  context.recordUsageError("rank " + std::to_string(poisoner) +
+                           " found that the ranks disagree on count, dtype, op or codec");
+}
+
+bool acceptExact(Context& context, const std::vector<uint8_t>& message, qcclDataType_t dtype,
+                 int op, uint8_t kind, size_t count, int from) {
+  const int poisoner = poisonSender(message.data(), message.size());
+  if (poisoner >= 0) {
+    recordPoison(context, poisoner);
+    return false;
+  }
+  const std::string problem = checkExactHeader(message.data(), dtype, op, kind, count);
+  if (!problem.empty()) {
+    context.recordUsageError("from rank " + std::to_string(context.group.ranks[size_t(from)]) +
+                             ": " + problem);
+  }
+  return problem.empty();
+}
+
 }  // namespace qccl::coll

@@ -7,6 +7,9 @@
 #include <cstdint>
 #include <string>
 
+#include <vector>
+
+#include "collectives/context.h"
 #include "qccl/qccl.h"
 
 namespace qccl::coll {
@@ -18,6 +21,14 @@ void writeExactHeader(uint8_t* out, qcclDataType_t dtype, int op, uint8_t kind, 
 // Empty when the header matches, else what differs.
 std::string checkExactHeader(const uint8_t* in, qcclDataType_t dtype, int op, uint8_t kind,
                              size_t count);
+
+// True when an exact message from group member `from` is no poison and its header matches;
+// otherwise records the disagreement in the context.
+bool acceptExact(Context& context, const std::vector<uint8_t>& message, qcclDataType_t dtype,
+                 int op, uint8_t kind, size_t count, int from);
+
+// Records that `poisoner` (a global rank) reported a disagreement.
+void recordPoison(Context& context, int poisoner);
 
 // A message of `bytes` bytes (>= 8) saying "rank <rank> found a disagreement".
 void writePoison(uint8_t* out, size_t bytes, int rank);

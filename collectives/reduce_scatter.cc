@@ -51,10 +51,7 @@ void reduceScatter(Context& context, const ReduceArgs& a, bool compressed) {
     if (compressed) {
       acceptChunk(context, in[size_t(p)], share, p);
     } else {
-      const std::string problem =
-          checkExactHeader(in[size_t(p)].data(), a.dtype, a.op, kKindShare, share);
-      if (!problem.empty())
-        context.recordUsageError("from rank " + std::to_string(p) + ": " + problem);
+      acceptExact(context, in[size_t(p)], a.dtype, a.op, kKindShare, share, p);
     }
   }
   throwIfUsageError(context);  // every rank heard from every other: no second phase to warn them

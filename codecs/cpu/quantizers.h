@@ -53,6 +53,15 @@ QCCL_ALWAYS_INLINE void blockAbsMax(const float* x, size_t n, size_t block, uint
 
 QCCL_ALWAYS_INLINE size_t blockCount(size_t n, size_t block) { return (n + block - 1) / block; }
 
+// The scale pass of the one-byte-scale formats: rule(amaxBits, scale byte, factor) per block.
+template <class Rule>
+QCCL_ALWAYS_INLINE void byteScales(const float* x, size_t n, size_t block, uint8_t* scales,
+                                   float* factors, Rule rule) {
+  uint32_t amax[kMaxTileBlocks];
+  blockAbsMax(x, n, block, amax);
+  for (size_t k = 0; k < blockCount(n, block); ++k) rule(amax[k], scales[k], factors[k]);
+}
+
 // fp32 scales travel little-endian, written byte by byte so the layout holds on any host.
 QCCL_ALWAYS_INLINE void storeScaleF32(uint8_t* scale, float value) {
   const uint32_t u = floatBits(value);
@@ -242,14 +251,12 @@ struct MxQuantizer : MinifloatCodes<F> {
   static QCCL_ALWAYS_INLINE void encodeScales(const float* x, size_t n, size_t block,
                                               const ChunkContext&, uint8_t* scales,
                                               float* factors) {
-    uint32_t amax[kMaxTileBlocks];
-    blockAbsMax(x, n, block, amax);
-    for (size_t k = 0; k < blockCount(n, block); ++k) {
-      const bool bad = isNonFinite(amax[k]);
-      const uint32_t code = bad ? kE8M0Nan : mxScaleCode(bitsFloat(amax[k]), maxValue<F>());
-      scales[k] = uint8_t(code);
-      factors[k] = bad ? kNan : exp2Int(127 - int(code));
-    }
+    byteScales(x, n, block, scales, factors, [](uint32_t amax, uint8_t& scale, float& factor) {
+      const bool bad = isNonFinite(amax);
+      const uint32_t code = bad ? kE8M0Nan : mxScaleCode(bitsFloat(amax), maxValue<F>());
+      scale = uint8_t(code);
+      factor = bad ? kNan : exp2Int(127 - int(code));
+    });
   }
 
   static QCCL_ALWAYS_INLINE void decodeScales(const uint8_t* scales, size_t blocks,
@@ -278,16 +285,14 @@ struct NvFp4Quantizer : MinifloatCodes<E2M1> {
                                               float* factors) {
     constexpr float kInvElemMax = 1.0f / 6.0f;
     const float toScale = chunk.encodeScale * kInvElemMax;
-    uint32_t amax[kMaxTileBlocks];
-    blockAbsMax(x, n, block, amax);
-    for (size_t k = 0; k < blockCount(n, block); ++k) {
+    byteScales(x, n, block, scales, factors, [&](uint32_t amax, uint8_t& scale, float& factor) {
       // Everything computed, then selected: no branch, so the loop over blocks vectorises.
-      const bool bad = isNonFinite(amax[k]);
-      const uint32_t code = encodeRne<E4M3>(bitsFloat(amax[k]) * toScale);
+      const bool bad = isNonFinite(amax);
+      const uint32_t code = encodeRne<E4M3>(bitsFloat(amax) * toScale);
       const float reciprocal = 1.0f / (decode<E4M3>(code) * chunk.decodeScale);
-      scales[k] = uint8_t(bad ? E4M3::kNanCode : code);
-      factors[k] = bad ? kNan : (reciprocal > kFloatMax ? kFloatMax : reciprocal);
-    }
+      scale = uint8_t(bad ? E4M3::kNanCode : code);
+      factor = bad ? kNan : (reciprocal > kFloatMax ? kFloatMax : reciprocal);
+    });
   }
 
   static QCCL_ALWAYS_INLINE void decodeScales(const uint8_t* scales, size_t blocks,
@@ -316,17 +321,15 @@ struct Fp4Ue5m3Quantizer : MinifloatCodes<E2M1> {
   static QCCL_ALWAYS_INLINE void encodeScales(const float* x, size_t n, size_t block,
                                               const ChunkContext&, uint8_t* scales,
                                               float* factors) {
-    uint32_t amax[kMaxTileBlocks];
-    blockAbsMax(x, n, block, amax);
-    for (size_t k = 0; k < blockCount(n, block); ++k) {
+    byteScales(x, n, block, scales, factors, [](uint32_t amax, uint8_t& scale, float& factor) {
       // Everything computed, then selected: no branch, so the loop over blocks vectorises.
-      const bool bad = isNonFinite(amax[k]);
-      const uint32_t finiteCode = scaleCode(bitsFloat(amax[k]));
-      const float s = decode<UE5M3>(finiteCode);
+      const bool bad = isNonFinite(amax);
+      const uint32_t code = scaleCode(bitsFloat(amax));
+      const float s = decode<UE5M3>(code);
       const float reciprocal = 1.0f / s;
-      scales[k] = uint8_t(bad ? UE5M3::kNanCode : finiteCode);
-      factors[k] = bad ? kNan : (s == 0.0f ? 0.0f : reciprocal);
-    }
+      scale = uint8_t(bad ? UE5M3::kNanCode : code);
+      factor = bad ? kNan : (s == 0.0f ? 0.0f : reciprocal);
+    });
   }
 
   static QCCL_ALWAYS_INLINE void decodeScales(const uint8_t* scales, size_t blocks,
