@@ -101,7 +101,7 @@ UcxTransport::UcxTransport(const bootstrap::RootInfo& root, int rank, int size,
 }
 
 UcxTransport::~UcxTransport() {
-  for (auto& entry : operations_) release(*entry.second);
+  for (auto& entry : operations_) drop(std::move(entry.second));
   operations_.clear();
   // Messages this rank sent may still be on their way: let them land before the endpoints go,
   // but do not wait long for peers that are gone.
@@ -115,7 +115,10 @@ UcxTransport::~UcxTransport() {
     if (ucp_request_check_status(flush) == UCS_INPROGRESS) ucp_request_cancel(worker_, flush);
     ucp_request_free(flush);
   }
-  closeEndpoints();
+  closeEndpoints();  // completes whatever is still pending, with errors
+  for (auto& op : abandoned_) {
+    if (op->done && op->ucxRequest) ucp_request_free(op->ucxRequest);
+  }
   ucp_worker_destroy(worker_);
   ucp_cleanup(context_);
 }
@@ -183,14 +186,22 @@ Transport::Request UcxTransport::irecv(int peer, uint32_t tag, void* data, size_
   return track(std::move(op), r);
 }
 
-void UcxTransport::release(Operation& op) {
-  if (op.ucxRequest == nullptr) return;
+bool UcxTransport::release(Operation& op) {
+  if (op.ucxRequest == nullptr) return true;
   if (!op.done) {
+    // Receives cancel at once; a send UCX cannot take back may not: wait a little, no more.
     ucp_request_cancel(worker_, op.ucxRequest);
-    while (!op.done) ucp_worker_progress(worker_);
+    const Deadline deadline = Deadline::after(std::chrono::seconds(1));
+    while (!op.done && !deadline.passed()) ucp_worker_progress(worker_);
+    if (!op.done) return false;
   }
   ucp_request_free(op.ucxRequest);
   op.ucxRequest = nullptr;
+  return true;
+}
+
+void UcxTransport::drop(std::unique_ptr<Operation> op) {
+  if (!release(*op)) abandoned_.push_back(std::move(op));
 }
 
 bool UcxTransport::test(Request request) {
@@ -203,7 +214,7 @@ bool UcxTransport::test(Request request) {
     if (!op.done && peerStatus_[size_t(op.peer)] == UCS_OK) return false;
   }
   const Operation done = op;  // a receive from a failed peer is not done: it is cancelled here
-  release(op);
+  drop(std::move(it->second));
   operations_.erase(it);
   if (done.status == UCS_ERR_MESSAGE_TRUNCATED ||
       (done.isRecv && done.status == UCS_OK && done.received != done.expected)) {
@@ -224,7 +235,7 @@ bool UcxTransport::test(Request request) {
 void UcxTransport::cancel(Request request) {
   auto it = operations_.find(request);
   if (it == operations_.end()) return;
-  release(*it->second);
+  drop(std::move(it->second));
   operations_.erase(it);
 }
 

@@ -40,7 +40,10 @@ class UcxTransport : public Transport {
 
  private:
   Request track(std::unique_ptr<Operation> op, ucs_status_ptr_t result);
-  void release(Operation& op);
+  // Frees a finished request, cancelling it first if needed; false if UCX did not complete the
+  // cancellation in time (then the operation must outlive its pending callback).
+  bool release(Operation& op);
+  void drop(std::unique_ptr<Operation> op);
   void closeEndpoints();
 
   ucp_context_h context_ = nullptr;
@@ -48,6 +51,7 @@ class UcxTransport : public Transport {
   std::vector<ucp_ep_h> endpoints_;
   std::vector<ucs_status_t> peerStatus_;  // UCS_OK until a peer's endpoint fails
   std::unordered_map<Request, std::unique_ptr<Operation>> operations_;
+  std::vector<std::unique_ptr<Operation>> abandoned_;  // cancelled, callback still pending
   Request next_ = 1;
 };
 

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Runs rank_exit_check on N ranks under qcclrun and checks that the launcher reports rank 1's exit
-# code and that every other rank survived with an error. Usage: check_rank_exit.sh QCCLRUN PROG N
+# code and that every other rank survived with an error.
+# Usage: check_rank_exit.sh QCCLRUN PROG N [silent]
 set -u
-qcclrun=$1 prog=$2 n=$3
-output=$("$qcclrun" -n "$n" "$prog" 2>&1)
+qcclrun=$1 prog=$2 n=$3 mode=${4:-}
+output=$("$qcclrun" -n "$n" "$prog" $mode 2>&1)
 status=$?
 echo "$output"
 survivors=$(grep -c "survived" <<<"$output")

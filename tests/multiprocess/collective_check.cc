@@ -205,7 +205,8 @@ void checkDisagreement() {
   std::vector<float> x(6000, 1.0f), y(6000);
   const size_t count = rank == 1 ? 5000 : 6000;
   qcclCallConfig_t fp8 = callConfig("fp8e4m3");
-  if (qcclAllReduceEx(x.data(), y.data(), count, qcclFloat32, qcclSum, comm, nullptr, &fp8) != qcclInvalidUsage) {
+  if (qcclAllReduceEx(x.data(), y.data(), count, qcclFloat32, qcclSum, comm, nullptr, &fp8) !=
+      qcclInvalidUsage) {
     fail(std::string("count disagreement not reported: ") + qcclGetLastError(nullptr));
   }
   qcclCallConfig_t other = callConfig(rank == 1 ? "int8" : "fp8e4m3");
@@ -213,7 +214,8 @@ void checkDisagreement() {
       qcclInvalidUsage) {
     fail(std::string("codec disagreement not reported: ") + qcclGetLastError(nullptr));
   }
-  if (qcclAllReduceEx(x.data(), y.data(), x.size(), qcclFloat32, qcclSum, comm, nullptr, &fp8) != qcclSuccess ||
+  if (qcclAllReduceEx(x.data(), y.data(), x.size(), qcclFloat32, qcclSum, comm, nullptr, &fp8) !=
+          qcclSuccess ||
       y[0] != float(nranks)) {
     fail(std::string("no recovery after the disagreement: ") + qcclGetLastError(nullptr));
   }
