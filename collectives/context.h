@@ -25,6 +25,12 @@ class Residuals {
   virtual qcclDataType_t dtype() const = 0;
 };
 
+// Bytes this rank's collectives put on and took off the wire (headers included).
+struct WireCounters {
+  uint64_t sent = 0;
+  uint64_t received = 0;
+};
+
 // Ranks taking part, as global ranks of the transport; `me` indexes this rank among them.
 struct Group {
   std::vector<int> ranks;
@@ -42,6 +48,7 @@ struct Context {
   codec::CodecSpec codec;          // format None = exact
   uint64_t seed = 0;               // +rht signs and +sr key, the same on every rank
   Residuals* residuals = nullptr;  // nullptr: no error feedback
+  WireCounters* wire = nullptr;     // the communicator's, if it counts
   std::string usageError;          // first disagreement found; the call goes on to tell the peers
 
   uint32_t nextTag() { return uint32_t(sequence << 8) | (nextStep++ & 0xFF); }

@@ -13,11 +13,13 @@ Phase::~Phase() {
 void Phase::send(int peer, const void* data, size_t bytes) {
   const int global = context_.group.ranks[size_t(peer)];
   pending_.push_back({context_.transport->isend(global, tag_, data, bytes), global, false});
+  if (context_.wire) context_.wire->sent += bytes;
 }
 
 void Phase::recv(int peer, void* data, size_t bytes) {
   const int global = context_.group.ranks[size_t(peer)];
   pending_.push_back({context_.transport->irecv(global, tag_, data, bytes), global, true});
+  if (context_.wire) context_.wire->received += bytes;
 }
 
 void Phase::wait() {

@@ -175,6 +175,10 @@ qcclResult_t qcclEfStateSize(qcclComm_t comm, size_t* bytes);
 qcclResult_t qcclEfStateSave(qcclComm_t comm, void* buffer, size_t bytes);
 qcclResult_t qcclEfStateLoad(qcclComm_t comm, const void* buffer, size_t bytes);
 
+/* qccl extension: the bytes this rank's collectives have sent and received so far (message
+ * headers included), for bandwidth accounting. Either pointer may be NULL. */
+qcclResult_t qcclCommWireBytes(const qcclComm_t comm, uint64_t* sent, uint64_t* received);
+
 /* A static string naming the result code. */
 const char* qcclGetErrorString(qcclResult_t result);
 

@@ -1,4 +1,6 @@
 // Communicator lifecycle: unique ids, init, finalize, destroy, abort, queries.
+#include <mutex>
+
 #include "api_guard.h"
 #include "comm/comm.h"
 #include "comm/unique_id_source.h"
@@ -58,6 +60,15 @@ qcclResult_t qcclCommUserRank(const qcclComm_t comm, int* rank) {
   return apiCall(__func__, [&] {
     if (rank == nullptr) throwError(qcclInvalidArgument, "rank is NULL");
     *rank = qccl::knownComm(comm).rank;
+  });
+}
+
+qcclResult_t qcclCommWireBytes(const qcclComm_t comm, uint64_t* sent, uint64_t* received) {
+  return apiCall(__func__, [&] {
+    qcclComm& c = qccl::knownComm(comm);
+    std::lock_guard<std::mutex> lock(c.callMutex);
+    if (sent) *sent = c.wire.sent;
+    if (received) *received = c.wire.received;
   });
 }
 

@@ -53,6 +53,7 @@ coll::Context makeContext(qcclComm& comm, const codec::CodecSpec& spec) {
   c.sequence = comm.sequence++;
   c.codec = spec;
   c.seed = comm.seed;
+  c.wire = &comm.wire;
   return c;
 }
 

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <string>
 
+#include "collectives/context.h"
 #include "comm/settings.h"
 #include "ef/ef_store.h"
 #include "qccl/qccl.h"
@@ -30,6 +31,7 @@ struct qcclComm {
   std::mutex callMutex;  // one call at a time; abort waits for the call in flight
   std::unique_ptr<qccl::transport::Transport> transport;
   std::unique_ptr<qccl::ef::EfStore> ef;
+  qccl::coll::WireCounters wire;
 };
 
 namespace qccl {
