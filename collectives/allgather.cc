@@ -20,7 +20,8 @@ void allgather(Context& context, const void* send, void* recv, size_t sendCount,
                qcclDataType_t dtype, bool compressed, bool keepOwnShardExact) {
   const int n = context.group.size(), me = context.group.me;
   const size_t width = dataTypeSize(dtype), shardBytes = sendCount * width;
-  std::vector<uint8_t> mine;
+  Workspace& ws = *context.workspace;
+  Buffer& mine = ws.buffer("ag.mine", 0);
   if (compressed) {
     encodeChunk(context, send, sendCount, dtype, {Residuals::kWorker, sendCount, 0}, 0, mine);
   } else {
@@ -28,13 +29,13 @@ void allgather(Context& context, const void* send, void* recv, size_t sendCount,
     writeExactHeader(mine.data(), dtype, 0, kKindShard, sendCount);
     std::memcpy(mine.data() + kExactHeaderBytes, send, shardBytes);
   }
-  std::vector<std::vector<uint8_t>> in(static_cast<size_t>(n));
+  auto in = [&](int p) -> Buffer& { return ws.buffer("ag.in", size_t(p)); };
   {
     Phase phase(context);
     for (int p = 0; p < n; ++p) {
       if (p == me) continue;
-      in[size_t(p)].assign(mine.size(), 0);
-      phase.recv(p, in[size_t(p)].data(), in[size_t(p)].size());
+      in(p).resize(mine.size());
+      phase.recv(p, in(p).data(), in(p).size());
       phase.send(p, mine.data(), mine.size());
     }
     phase.wait();
@@ -42,9 +43,9 @@ void allgather(Context& context, const void* send, void* recv, size_t sendCount,
   for (int p = 0; p < n; ++p) {
     if (p == me) continue;
     if (compressed) {
-      acceptChunk(context, in[size_t(p)], sendCount, p);
+      acceptChunk(context, in(p), sendCount, p);
     } else {
-      acceptExact(context, in[size_t(p)], dtype, 0, kKindShard, sendCount, p);
+      acceptExact(context, in(p), dtype, 0, kKindShard, sendCount, p);
     }
   }
   throwIfUsageError(context);
@@ -53,10 +54,9 @@ void allgather(Context& context, const void* send, void* recv, size_t sendCount,
   for (int p = 0; p < n; ++p) {
     if (p == me) continue;
     if (compressed) {
-      decodeChunk(context, in[size_t(p)], sendCount, dtype, out + size_t(p) * shardBytes, false);
+      decodeChunk(context, in(p), sendCount, dtype, out + size_t(p) * shardBytes, false);
     } else {
-      std::memcpy(out + size_t(p) * shardBytes, in[size_t(p)].data() + kExactHeaderBytes,
-                  shardBytes);
+      std::memcpy(out + size_t(p) * shardBytes, in(p).data() + kExactHeaderBytes, shardBytes);
     }
   }
   uint8_t* own = out + size_t(me) * shardBytes;

@@ -15,15 +15,12 @@ namespace {
 constexpr uint8_t kKindContribution = 1;
 constexpr uint8_t kKindResult = 2;
 
-std::vector<uint8_t> framed(qcclDataType_t dtype, int op, uint8_t kind, const void* data,
-                            size_t count) {
+void frame(Buffer& m, qcclDataType_t dtype, int op, uint8_t kind, const void* data, size_t count) {
   const size_t bytes = count * dataTypeSize(dtype);
-  std::vector<uint8_t> m(kExactHeaderBytes + bytes);
+  m.resize(kExactHeaderBytes + bytes);
   writeExactHeader(m.data(), dtype, op, kind, count);
   if (bytes) std::memcpy(m.data() + kExactHeaderBytes, data, bytes);
-  return m;
 }
-
 }  // namespace
 
 void allreduceExact(Context& context, const ReduceArgs& a) {
@@ -32,18 +29,20 @@ void allreduceExact(Context& context, const ReduceArgs& a) {
   const std::vector<Span> spans = partition(a.count, n, 1);
   const Span mine = spans[size_t(me)];
   const auto* send = static_cast<const uint8_t*>(a.send);
+  Workspace& ws = *context.workspace;
+  auto out = [&](int p) -> Buffer& { return ws.buffer("exact.out", size_t(p)); };
+  auto in = [&](int p) -> Buffer& { return ws.buffer("exact.in", size_t(p)); };
 
   // Phase 1: chunk p of this rank's vector to rank p.
-  std::vector<std::vector<uint8_t>> out(static_cast<size_t>(n)), in(static_cast<size_t>(n));
   {
     Phase phase(context);
     for (int p = 0; p < n; ++p) {
       if (p == me) continue;
-      out[size_t(p)] = framed(a.dtype, a.op, kKindContribution,
-                              send + spans[size_t(p)].begin * width, spans[size_t(p)].size());
-      in[size_t(p)].assign(kExactHeaderBytes + mine.size() * width, 0);
-      phase.recv(p, in[size_t(p)].data(), in[size_t(p)].size());
-      phase.send(p, out[size_t(p)].data(), out[size_t(p)].size());
+      frame(out(p), a.dtype, a.op, kKindContribution, send + spans[size_t(p)].begin * width,
+            spans[size_t(p)].size());
+      in(p).resize(kExactHeaderBytes + mine.size() * width);
+      phase.recv(p, in(p).data(), in(p).size());
+      phase.send(p, out(p).data(), out(p).size());
     }
     phase.wait();
   }
@@ -52,14 +51,14 @@ void allreduceExact(Context& context, const ReduceArgs& a) {
   for (int p = 0; p < n; ++p) {
     if (p == me) {
       acc.add(send + mine.begin * width);
-    } else if (acceptExact(context, in[size_t(p)], a.dtype, a.op, kKindContribution, mine.size(),
-                           p)) {
-      acc.add(in[size_t(p)].data() + kExactHeaderBytes);
+    } else if (acceptExact(context, in(p), a.dtype, a.op, kKindContribution, mine.size(), p)) {
+      acc.add(in(p).data() + kExactHeaderBytes);
     } else {
       ok = false;
     }
   }
-  std::vector<uint8_t> result(kExactHeaderBytes + mine.size() * width);
+  Buffer& result = ws.buffer("exact.result", 0);
+  result.resize(kExactHeaderBytes + mine.size() * width);
   if (ok) {
     writeExactHeader(result.data(), a.dtype, a.op, kKindResult, mine.size());
     acc.finish(n, result.data() + kExactHeaderBytes);
@@ -72,20 +71,20 @@ void allreduceExact(Context& context, const ReduceArgs& a) {
     Phase phase(context);
     for (int p = 0; p < n; ++p) {
       if (p == me) continue;
-      in[size_t(p)].assign(kExactHeaderBytes + spans[size_t(p)].size() * width, 0);
-      phase.recv(p, in[size_t(p)].data(), in[size_t(p)].size());
+      in(p).resize(kExactHeaderBytes + spans[size_t(p)].size() * width);
+      phase.recv(p, in(p).data(), in(p).size());
       phase.send(p, result.data(), result.size());
     }
     phase.wait();
   }
   for (int p = 0; p < n; ++p) {
     if (p != me)
-      acceptExact(context, in[size_t(p)], a.dtype, a.op, kKindResult, spans[size_t(p)].size(), p);
+      acceptExact(context, in(p), a.dtype, a.op, kKindResult, spans[size_t(p)].size(), p);
   }
   if (!context.usageError.empty()) return;  // the caller reports it; the output stays untouched
   auto* recv = static_cast<uint8_t*>(a.recv);
   for (int p = 0; p < n; ++p) {
-    const uint8_t* from = (p == me ? result : in[size_t(p)]).data() + kExactHeaderBytes;
+    const uint8_t* from = (p == me ? result : in(p)).data() + kExactHeaderBytes;
     std::memcpy(recv + spans[size_t(p)].begin * width, from, spans[size_t(p)].size() * width);
   }
 }

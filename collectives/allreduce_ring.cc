@@ -20,12 +20,13 @@ void allreduceRing(Context& context, const ReduceArgs& a) {
   const std::vector<Span> spans = partition(a.count, n, chunkUnit(context));
   auto chunkOf = [&](int step) { return ((me - step) % n + n) % n; };
 
+  Workspace& ws = *context.workspace;
   // This rank's vector in fp32, so every message has the same source dtype.
-  std::vector<float> values(a.count);
-  toFloat32(a.send, a.dtype, a.count, values.data());
-
-  std::vector<uint8_t> outgoing, incoming;
-  std::vector<float> partial;
+  float* values = ws.floats("ring.values", a.count);
+  toFloat32(a.send, a.dtype, a.count, values);
+  Buffer& outgoing = ws.buffer("ring.outgoing", 0);
+  Buffer& incoming = ws.buffer("ring.incoming", 0);
+  float* partial = ws.floats("ring.partial", spans.empty() ? 0 : spans[0].size());
   auto encodeSlot = [&](int c, const float* data, Residuals::Slot slot) {
     const Span s = spans[size_t(c)];
     const size_t slotCount = slot == Residuals::kWorker ? a.count : s.size();
@@ -40,52 +41,52 @@ void allreduceRing(Context& context, const ReduceArgs& a) {
   };
 
   // Reduce-scatter: at step s send chunk (me - s), receive chunk (me - s - 1) from the left.
-  encodeSlot(chunkOf(0), values.data() + spans[size_t(chunkOf(0))].begin, Residuals::kWorker);
+  encodeSlot(chunkOf(0), values + spans[size_t(chunkOf(0))].begin, Residuals::kWorker);
   for (int step = 0; step < n - 1; ++step) {
     const int c = chunkOf(step + 1);
     const Span s = spans[size_t(c)];
-    incoming.assign(chunkBytes(context, s.size(), qcclFloat32), 0);
+    incoming.resize(chunkBytes(context, s.size(), qcclFloat32));
     {
       Phase phase(context);
       phase.recv(left, incoming.data(), incoming.size());
       phase.send(right, outgoing.data(), outgoing.size());
       phase.wait();
     }
-    partial.assign(values.begin() + long(s.begin), values.begin() + long(s.end));
+    std::memcpy(partial, values + s.begin, 4 * s.size());
     if (acceptChunk(context, incoming, s.size(), left)) {
-      decodeChunk(context, incoming, s.size(), qcclFloat32, partial.data(), true);
+      decodeChunk(context, incoming, s.size(), qcclFloat32, partial, true);
     }
     if (step < n - 2) {
-      encodeSlot(c, partial.data(), Residuals::kWorker);
+      encodeSlot(c, partial, Residuals::kWorker);
     } else {  // the last step leaves this rank with chunk (me + 1) fully reduced
       if (a.op == qcclAvg) {
-        for (float& v : partial) v /= float(n);
+        for (size_t i = 0; i < s.size(); ++i) partial[i] /= float(n);
       }
-      encodeSlot(c, partial.data(), Residuals::kServer);
+      encodeSlot(c, partial, Residuals::kServer);
     }
   }
 
   // Allgather: forward the encoded reduced chunks around the ring.
-  std::vector<std::vector<uint8_t>> reduced(static_cast<size_t>(n));
-  reduced[size_t(right)] = outgoing;  // this rank owns chunk (me + 1)
+  auto reduced = [&](int c) -> Buffer& { return ws.buffer("ring.reduced", size_t(c)); };
+  reduced(right).resize(outgoing.size());  // this rank owns chunk (me + 1)
+  std::memcpy(reduced(right).data(), outgoing.data(), outgoing.size());
   for (int step = 0; step < n - 1; ++step) {
     const int sendChunk = ((right - step) % n + n) % n;
     const int recvChunk = ((me - step) % n + n) % n;
-    std::vector<uint8_t>& into = reduced[size_t(recvChunk)];
-    into.assign(chunkBytes(context, spans[size_t(recvChunk)].size(), qcclFloat32), 0);
+    Buffer& into = reduced(recvChunk);
+    into.resize(chunkBytes(context, spans[size_t(recvChunk)].size(), qcclFloat32));
     Phase phase(context);
     phase.recv(left, into.data(), into.size());
-    phase.send(right, reduced[size_t(sendChunk)].data(), reduced[size_t(sendChunk)].size());
+    phase.send(right, reduced(sendChunk).data(), reduced(sendChunk).size());
     phase.wait();
   }
-  for (int c = 0; c < n; ++c)
-    acceptChunk(context, reduced[size_t(c)], spans[size_t(c)].size(), left);
+  for (int c = 0; c < n; ++c) acceptChunk(context, reduced(c), spans[size_t(c)].size(), left);
   if (!context.usageError.empty()) return;  // the caller reports it; the output stays untouched
   auto* recv = static_cast<uint8_t*>(a.recv);
   const size_t width = dataTypeSize(a.dtype);
   for (int c = 0; c < n; ++c) {
     const Span s = spans[size_t(c)];
-    decodeChunk(context, reduced[size_t(c)], s.size(), a.dtype, recv + s.begin * width, false);
+    decodeChunk(context, reduced(c), s.size(), a.dtype, recv + s.begin * width, false);
   }
 }
 

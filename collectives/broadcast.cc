@@ -13,7 +13,8 @@ void broadcast(Context& context, const void* send, void* recv, size_t count, qcc
   constexpr uint8_t kKindBroadcast = 7;
   const int n = context.group.size(), me = context.group.me;
   const size_t bytes = count * dataTypeSize(dtype);
-  std::vector<uint8_t> message(kExactHeaderBytes + bytes);
+  Buffer& message = context.workspace->buffer("bcast.message", 0);
+  message.resize(kExactHeaderBytes + bytes);
   {
     Phase phase(context);
     if (me == root) {

@@ -18,7 +18,7 @@ size_t chunkUnit(const Context& context) {
 }
 
 void encodeChunk(Context& context, const void* data, size_t count, qcclDataType_t dtype,
-                 const EncodeRole& role, size_t offset, std::vector<uint8_t>& out) {
+                 const EncodeRole& role, size_t offset, Buffer& out) {
   out.resize(chunkBytes(context, count, dtype));
   codec::EncodeParams params;
   params.seed = context.seed;
@@ -33,7 +33,7 @@ void encodeChunk(Context& context, const void* data, size_t count, qcclDataType_
   codec::encode(context.codec, data, count, dtype, out.data(), out.size(), params);
 }
 
-bool acceptChunk(Context& context, const std::vector<uint8_t>& chunk, size_t count, int from) {
+bool acceptChunk(Context& context, const Buffer& chunk, size_t count, int from) {
   const int poisoner = poisonSender(chunk.data(), chunk.size());
   if (poisoner >= 0) {
     recordPoison(context, poisoner);
@@ -49,8 +49,8 @@ bool acceptChunk(Context& context, const std::vector<uint8_t>& chunk, size_t cou
   }
 }
 
-void decodeChunk(const Context& context, const std::vector<uint8_t>& chunk, size_t count,
-                 qcclDataType_t dtype, void* out, bool accumulate) {
+void decodeChunk(const Context& context, const Buffer& chunk, size_t count, qcclDataType_t dtype,
+                 void* out, bool accumulate) {
   codec::decode(context.codec, chunk.data(), chunk.size(), out, count, dtype, accumulate);
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "codec_spec.h"
+#include "collectives/workspace.h"
 #include "common/deadline.h"
 #include "qccl/qccl.h"
 #include "transport/transport.h"
@@ -48,7 +49,8 @@ struct Context {
   codec::CodecSpec codec;          // format None = exact
   uint64_t seed = 0;               // +rht signs and +sr key, the same on every rank
   Residuals* residuals = nullptr;  // nullptr: no error feedback
-  WireCounters* wire = nullptr;     // the communicator's, if it counts
+  WireCounters* wire = nullptr;    // the communicator's, if it counts
+  Workspace* workspace = nullptr;  // the communicator's buffers
   std::string usageError;          // first disagreement found; the call goes on to tell the peers
 
   uint32_t nextTag() { return uint32_t(sequence << 8) | (nextStep++ & 0xFF); }

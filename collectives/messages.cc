@@ -55,8 +55,8 @@ void recordPoison(Context& context, int poisoner) {
                            " found that the ranks disagree on count, dtype, op or codec");
 }
 
-bool acceptExact(Context& context, const std::vector<uint8_t>& message, qcclDataType_t dtype,
-                 int op, uint8_t kind, size_t count, int from) {
+bool acceptExact(Context& context, const Buffer& message, qcclDataType_t dtype, int op,
+                 uint8_t kind, size_t count, int from) {
   const int poisoner = poisonSender(message.data(), message.size());
   if (poisoner >= 0) {
     recordPoison(context, poisoner);

@@ -24,8 +24,8 @@ std::string checkExactHeader(const uint8_t* in, qcclDataType_t dtype, int op, ui
 
 // True when an exact message from group member `from` is no poison and its header matches;
 // otherwise records the disagreement in the context.
-bool acceptExact(Context& context, const std::vector<uint8_t>& message, qcclDataType_t dtype,
-                 int op, uint8_t kind, size_t count, int from);
+bool acceptExact(Context& context, const Buffer& message, qcclDataType_t dtype, int op,
+                 uint8_t kind, size_t count, int from);
 
 // Records that `poisoner` (a global rank) reported a disagreement.
 void recordPoison(Context& context, int poisoner);

@@ -2,6 +2,7 @@
 // reduces the n shares in rank order. Compressed: encoded with worker error feedback, added in
 // fp32 (its own share in full precision), Avg applied, written in the caller's dtype. Exact:
 // framed raw values, reduced like the exact allreduce.
+#include <algorithm>
 #include <cstring>
 
 #include "collectives/chunk_codec.h"
@@ -26,7 +27,9 @@ void reduceScatter(Context& context, const ReduceArgs& a, bool compressed) {
   }
   const size_t inBytes =
       compressed ? chunkBytes(context, share, a.dtype) : kExactHeaderBytes + share * width;
-  std::vector<std::vector<uint8_t>> out(static_cast<size_t>(n)), in(static_cast<size_t>(n));
+  Workspace& ws = *context.workspace;
+  auto out = [&](int p) -> Buffer& { return ws.buffer("rs.out", size_t(p)); };
+  auto in = [&](int p) -> Buffer& { return ws.buffer("rs.in", size_t(p)); };
   {
     Phase phase(context);
     for (int p = 0; p < n; ++p) {
@@ -34,45 +37,47 @@ void reduceScatter(Context& context, const ReduceArgs& a, bool compressed) {
       const uint8_t* data = send + size_t(p) * share * width;
       if (compressed) {
         encodeChunk(context, data, share, a.dtype,
-                    {Residuals::kWorker, share * size_t(n), p * share}, p * share, out[size_t(p)]);
+                    {Residuals::kWorker, share * size_t(n), p * share}, p * share, out(p));
       } else {
-        out[size_t(p)].resize(kExactHeaderBytes + share * width);
-        writeExactHeader(out[size_t(p)].data(), a.dtype, a.op, kKindShare, share);
-        std::memcpy(out[size_t(p)].data() + kExactHeaderBytes, data, share * width);
+        out(p).resize(kExactHeaderBytes + share * width);
+        writeExactHeader(out(p).data(), a.dtype, a.op, kKindShare, share);
+        std::memcpy(out(p).data() + kExactHeaderBytes, data, share * width);
       }
-      in[size_t(p)].assign(inBytes, 0);
-      phase.recv(p, in[size_t(p)].data(), in[size_t(p)].size());
-      phase.send(p, out[size_t(p)].data(), out[size_t(p)].size());
+      in(p).resize(inBytes);
+      phase.recv(p, in(p).data(), in(p).size());
+      phase.send(p, out(p).data(), out(p).size());
     }
     phase.wait();
   }
   for (int p = 0; p < n; ++p) {
     if (p == me) continue;
     if (compressed) {
-      acceptChunk(context, in[size_t(p)], share, p);
+      acceptChunk(context, in(p), share, p);
     } else {
-      acceptExact(context, in[size_t(p)], a.dtype, a.op, kKindShare, share, p);
+      acceptExact(context, in(p), a.dtype, a.op, kKindShare, share, p);
     }
   }
   throwIfUsageError(context);  // every rank heard from every other: no second phase to warn them
   const uint8_t* own = send + size_t(me) * share * width;
   if (compressed) {
-    std::vector<float> acc(share, 0.0f), values(share);
+    float* acc = ws.floats("rs.acc", share);
+    float* values = ws.floats("rs.values", share);
+    std::fill(acc, acc + share, 0.0f);
     for (int p = 0; p < n; ++p) {
       if (p == me) {
-        toFloat32(own, a.dtype, share, values.data());
+        toFloat32(own, a.dtype, share, values);
         for (size_t i = 0; i < share; ++i) acc[i] += values[i];
       } else {
-        decodeChunk(context, in[size_t(p)], share, qcclFloat32, acc.data(), true);
+        decodeChunk(context, in(p), share, qcclFloat32, acc, true);
       }
     }
     if (a.op == qcclAvg) {
-      for (float& v : acc) v /= float(n);
+      for (size_t i = 0; i < share; ++i) acc[i] /= float(n);
     }
-    fromFloat32(acc.data(), share, a.dtype, a.recv);
+    fromFloat32(acc, share, a.dtype, a.recv);
   } else {
     Accumulator acc(a.dtype, a.op, share);
-    for (int p = 0; p < n; ++p) acc.add(p == me ? own : in[size_t(p)].data() + kExactHeaderBytes);
+    for (int p = 0; p < n; ++p) acc.add(p == me ? own : in(p).data() + kExactHeaderBytes);
     acc.finish(n, a.recv);
   }
 }

@@ -54,6 +54,7 @@ coll::Context makeContext(qcclComm& comm, const codec::CodecSpec& spec) {
   c.codec = spec;
   c.seed = comm.seed;
   c.wire = &comm.wire;
+  c.workspace = &comm.workspace;
   return c;
 }
 

@@ -98,6 +98,7 @@ void finalizeComm(qcclComm& comm) {
   context.aborted = &comm.aborted;
   context.deadline = Deadline::after(comm.settings.timeout);
   context.sequence = comm.sequence++;
+  context.workspace = &comm.workspace;
   coll::barrier(context);
 }
 
@@ -105,6 +106,7 @@ namespace {
 void release(qcclComm& comm, qcclComm::State final) {
   comm.transport.reset();
   comm.ef.reset();
+  comm.workspace = coll::Workspace();
   comm.state.store(final);
 }
 }  // namespace

@@ -32,6 +32,7 @@ struct qcclComm {
   std::unique_ptr<qccl::transport::Transport> transport;
   std::unique_ptr<qccl::ef::EfStore> ef;
   qccl::coll::WireCounters wire;
+  qccl::coll::Workspace workspace;  // the collectives' buffers, kept between calls
 };
 
 namespace qccl {
