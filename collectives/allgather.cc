@@ -4,8 +4,10 @@
 // raw values.
 #include <cstring>
 
+#include "collectives/call_agreement.h"
 #include "collectives/chunk_codec.h"
 #include "collectives/collectives.h"
+#include "collectives/gather_segments.h"
 #include "collectives/messages.h"
 #include "collectives/phase.h"
 #include "collectives/reduction.h"
@@ -14,21 +16,20 @@ namespace qccl::coll {
 
 namespace {
 constexpr uint8_t kKindShard = 6;
-}
+constexpr uint8_t kKindShardCall = 12;
+}  // namespace
 
-void allgather(Context& context, const void* send, void* recv, size_t sendCount,
-               qcclDataType_t dtype, bool compressed, bool keepOwnShardExact) {
+namespace {
+
+void allgatherExact(Context& context, const void* send, void* recv, size_t sendCount,
+                    qcclDataType_t dtype) {
   const int n = context.group.size(), me = context.group.me;
-  const size_t width = dataTypeSize(dtype), shardBytes = sendCount * width;
+  const size_t shardBytes = sendCount * dataTypeSize(dtype);
   Workspace& ws = *context.workspace;
   Buffer& mine = ws.buffer("ag.mine", 0);
-  if (compressed) {
-    encodeChunk(context, send, sendCount, dtype, {Residuals::kWorker, sendCount, 0}, 0, mine);
-  } else {
-    mine.resize(kExactHeaderBytes + shardBytes);
-    writeExactHeader(mine.data(), dtype, 0, kKindShard, sendCount);
-    std::memcpy(mine.data() + kExactHeaderBytes, send, shardBytes);
-  }
+  mine.resize(kExactHeaderBytes + shardBytes);
+  writeExactHeader(mine.data(), dtype, 0, kKindShard, sendCount);
+  std::memcpy(mine.data() + kExactHeaderBytes, send, shardBytes);
   auto in = [&](int p) -> Buffer& { return ws.buffer("ag.in", size_t(p)); };
   {
     Phase phase(context);
@@ -41,29 +42,62 @@ void allgather(Context& context, const void* send, void* recv, size_t sendCount,
     phase.wait();
   }
   for (int p = 0; p < n; ++p) {
-    if (p == me) continue;
-    if (compressed) {
-      acceptChunk(context, in(p), sendCount, p);
-    } else {
-      acceptExact(context, in(p), dtype, 0, kKindShard, sendCount, p);
-    }
+    if (p != me) acceptExact(context, in(p), dtype, 0, kKindShard, sendCount, p);
   }
   throwIfUsageError(context);
   auto* out = static_cast<uint8_t*>(recv);
-  // The own shard last: with an in-place call it is the input of the encode above.
   for (int p = 0; p < n; ++p) {
-    if (p == me) continue;
-    if (compressed) {
-      decodeChunk(context, in(p), sendCount, dtype, out + size_t(p) * shardBytes, false);
-    } else {
+    if (p != me)
       std::memcpy(out + size_t(p) * shardBytes, in(p).data() + kExactHeaderBytes, shardBytes);
-    }
   }
   uint8_t* own = out + size_t(me) * shardBytes;
-  if (compressed && !keepOwnShardExact) {
-    decodeChunk(context, mine, sendCount, dtype, own, false);
-  } else if (own != send) {
-    std::memmove(own, send, shardBytes);
+  if (own != send) std::memmove(own, send, shardBytes);
+}
+
+// Pipelined: the own shard is encoded segment by segment, each segment shared as soon as it is
+// encoded; the peers' segments are decoded as they arrive.
+void allgatherCompressed(Context& context, const void* send, void* recv, size_t sendCount,
+                         qcclDataType_t dtype, bool keepOwnShardExact) {
+  const int n = context.group.size(), me = context.group.me;
+  if (!agreeOnCall(context, {kKindShardCall, dtype, 0, sendCount})) throwIfUsageError(context);
+  const size_t width = dataTypeSize(dtype), first = size_t(me) * sendCount;
+  std::vector<Span> spans(static_cast<size_t>(n));
+  for (int p = 0; p < n; ++p) spans[size_t(p)] = {size_t(p) * sendCount, size_t(p + 1) * sendCount};
+  GatherSegments gather(context, spans, dtype, recv, dtype);
+  auto step = [&] {
+    const bool progressed = gather.poll();
+    return gather.decodeArrived() || progressed;
+  };
+  const Segments& own = gather.own();
+  for (size_t k = 0; k < own.size(); ++k) {
+    const Span s = own.span(k);
+    encodeChunk(context, static_cast<const uint8_t*>(send) + (s.begin - first) * width, s.size(),
+                dtype, {Residuals::kWorker, sendCount, s.begin - first}, s.begin - first,
+                gather.ownSegment(k), own.bytes(k));
+    gather.share(k);
+    step();
+  }
+  runUntil(
+      context, step, [&] { return gather.decodedAll(); }, [&] { return gather.awaited(); });
+  gather.wait();
+  throwIfUsageError(context);
+  // The own shard last: with an in-place call it is the input of the encodes above.
+  uint8_t* mine = static_cast<uint8_t*>(recv) + first * width;
+  if (!keepOwnShardExact) {
+    for (size_t k = 0; k < own.size(); ++k) gather.decodeOwn(k);
+  } else if (mine != send) {
+    std::memmove(mine, send, sendCount * width);
+  }
+}
+
+}  // namespace
+
+void allgather(Context& context, const void* send, void* recv, size_t sendCount,
+               qcclDataType_t dtype, bool compressed, bool keepOwnShardExact) {
+  if (compressed) {
+    allgatherCompressed(context, send, recv, sendCount, dtype, keepOwnShardExact);
+  } else {
+    allgatherExact(context, send, recv, sendCount, dtype);
   }
 }
 

@@ -53,8 +53,8 @@ void allreduceRing(Context& context, const ReduceArgs& a) {
       phase.wait();
     }
     std::memcpy(partial, values + s.begin, 4 * s.size());
-    if (acceptChunk(context, incoming, s.size(), left)) {
-      decodeChunk(context, incoming, s.size(), qcclFloat32, partial, true);
+    if (acceptChunk(context, incoming.data(), incoming.size(), s.size(), left)) {
+      decodeChunk(context, incoming.data(), incoming.size(), s.size(), qcclFloat32, partial, true);
     }
     if (step < n - 2) {
       encodeSlot(c, partial, Residuals::kWorker);
@@ -80,13 +80,16 @@ void allreduceRing(Context& context, const ReduceArgs& a) {
     phase.send(right, reduced(sendChunk).data(), reduced(sendChunk).size());
     phase.wait();
   }
-  for (int c = 0; c < n; ++c) acceptChunk(context, reduced(c), spans[size_t(c)].size(), left);
+  for (int c = 0; c < n; ++c) {
+    acceptChunk(context, reduced(c).data(), reduced(c).size(), spans[size_t(c)].size(), left);
+  }
   if (!context.usageError.empty()) return;  // the caller reports it; the output stays untouched
   auto* recv = static_cast<uint8_t*>(a.recv);
   const size_t width = dataTypeSize(a.dtype);
   for (int c = 0; c < n; ++c) {
     const Span s = spans[size_t(c)];
-    decodeChunk(context, reduced(c), s.size(), a.dtype, recv + s.begin * width, false);
+    decodeChunk(context, reduced(c).data(), reduced(c).size(), s.size(), a.dtype,
+                recv + s.begin * width, false);
   }
 }
 

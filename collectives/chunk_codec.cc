@@ -20,6 +20,11 @@ size_t chunkUnit(const Context& context) {
 void encodeChunk(Context& context, const void* data, size_t count, qcclDataType_t dtype,
                  const EncodeRole& role, size_t offset, Buffer& out) {
   out.resize(chunkBytes(context, count, dtype));
+  encodeChunk(context, data, count, dtype, role, offset, out.data(), out.size());
+}
+
+void encodeChunk(Context& context, const void* data, size_t count, qcclDataType_t dtype,
+                 const EncodeRole& role, size_t offset, uint8_t* out, size_t outBytes) {
   codec::EncodeParams params;
   params.seed = context.seed;
   params.rank = uint32_t(context.globalRank());
@@ -30,17 +35,17 @@ void encodeChunk(Context& context, const void* data, size_t count, qcclDataType_
     params.residual = base + role.slotOffset * (context.residuals->dtype() == qcclFloat32 ? 4 : 2);
     params.residualType = context.residuals->dtype();
   }
-  codec::encode(context.codec, data, count, dtype, out.data(), out.size(), params);
+  codec::encode(context.codec, data, count, dtype, out, outBytes, params);
 }
 
-bool acceptChunk(Context& context, const Buffer& chunk, size_t count, int from) {
-  const int poisoner = poisonSender(chunk.data(), chunk.size());
+bool acceptChunk(Context& context, const uint8_t* chunk, size_t bytes, size_t count, int from) {
+  const int poisoner = poisonSender(chunk, bytes);
   if (poisoner >= 0) {
     recordPoison(context, poisoner);
     return false;
   }
   try {
-    codec::validateChunk(context.codec, chunk.data(), chunk.size(), count);
+    codec::validateChunk(context.codec, chunk, bytes, count);
     return true;
   } catch (const codec::CodecError& e) {
     context.recordUsageError("from rank " + std::to_string(context.group.ranks[size_t(from)]) +
@@ -49,9 +54,9 @@ bool acceptChunk(Context& context, const Buffer& chunk, size_t count, int from) 
   }
 }
 
-void decodeChunk(const Context& context, const Buffer& chunk, size_t count, qcclDataType_t dtype,
-                 void* out, bool accumulate) {
-  codec::decode(context.codec, chunk.data(), chunk.size(), out, count, dtype, accumulate);
+void decodeChunk(const Context& context, const uint8_t* chunk, size_t bytes, size_t count,
+                 qcclDataType_t dtype, void* out, bool accumulate) {
+  codec::decode(context.codec, chunk, bytes, out, count, dtype, accumulate);
 }
 
 }  // namespace qccl::coll

@@ -51,6 +51,7 @@ struct Context {
   Residuals* residuals = nullptr;  // nullptr: no error feedback
   WireCounters* wire = nullptr;    // the communicator's, if it counts
   Workspace* workspace = nullptr;  // the communicator's buffers
+  size_t segmentElements = 0;      // pipelining granularity (pipeline.h); 0: none
   std::string usageError;          // first disagreement found; the call goes on to tell the peers
 
   uint32_t nextTag() { return uint32_t(sequence << 8) | (nextStep++ & 0xFF); }

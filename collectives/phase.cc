@@ -6,62 +6,83 @@
 
 namespace qccl::coll {
 
+void Backoff::idle(const std::function<std::string()>& awaited) {
+  if (context_.aborted && context_.aborted->load()) {
+    throwError(qcclInvalidUsage, "the communicator was aborted during the call");
+  }
+  if (context_.deadline.passed()) {
+    throwError(qcclTimeout, "rank %d: QCCL_TIMEOUT passed waiting for messages (%s)",
+               context_.globalRank(), awaited().c_str());
+  }
+  if (++idle_ > 1000) std::this_thread::sleep_for(std::chrono::microseconds(50));
+}
+
 Phase::~Phase() {
-  for (const Pending& p : pending_) context_.transport->cancel(p.request);
+  for (const Message& m : messages_) {
+    if (!m.done) context_.transport->cancel(m.request);
+  }
 }
 
-void Phase::send(int peer, const void* data, size_t bytes) {
+Phase::Handle Phase::send(int peer, const void* data, size_t bytes) {
   const int global = context_.group.ranks[size_t(peer)];
-  pending_.push_back({context_.transport->isend(global, tag_, data, bytes), global, false});
+  messages_.push_back({context_.transport->isend(global, tag_, data, bytes), global, false, false});
+  ++open_;
   if (context_.wire) context_.wire->sent += bytes;
+  return messages_.size() - 1;
 }
 
-void Phase::recv(int peer, void* data, size_t bytes) {
+Phase::Handle Phase::recv(int peer, void* data, size_t bytes) {
   const int global = context_.group.ranks[size_t(peer)];
-  pending_.push_back({context_.transport->irecv(global, tag_, data, bytes), global, true});
+  messages_.push_back({context_.transport->irecv(global, tag_, data, bytes), global, true, false});
+  ++open_;
   if (context_.wire) context_.wire->received += bytes;
+  return messages_.size() - 1;
+}
+
+bool Phase::poll() {
+  bool progressed = false;
+  for (size_t i = firstOpen_; i < messages_.size(); ++i) {
+    Message& m = messages_[i];
+    if (m.done) continue;
+    try {
+      m.done = context_.transport->test(m.request);
+    } catch (const Error& e) {
+      m.done = true;  // released by the transport
+      --open_;
+      if (e.code() != qcclInvalidUsage) throw;
+      context_.recordUsageError(e.what());
+      progressed = true;
+      continue;
+    }
+    if (m.done) {
+      --open_;
+      progressed = true;
+    }
+  }
+  while (firstOpen_ < messages_.size() && messages_[firstOpen_].done) ++firstOpen_;
+  return progressed;
 }
 
 void Phase::wait() {
-  unsigned idle = 0;
-  while (!pending_.empty()) {
-    bool progressed = false;
-    for (size_t i = 0; i < pending_.size();) {
-      bool done = false;
-      try {
-        done = context_.transport->test(pending_[i].request);
-      } catch (const Error& e) {
-        if (e.code() != qcclInvalidUsage) {
-          pending_.erase(pending_.begin() + long(i));
-          throw;
-        }
-        context_.recordUsageError(e.what());
-        done = true;
-      }
-      if (done) {
-        pending_.erase(pending_.begin() + long(i));
-        progressed = true;
-      } else {
-        ++i;
-      }
+  Backoff backoff(context_);
+  while (open_ > 0) {
+    if (poll()) {
+      backoff.progressed();
+    } else if (open_ > 0) {
+      backoff.idle([this] { return awaited(); });
     }
-    if (pending_.empty()) break;
-    if (context_.aborted && context_.aborted->load()) {
-      throwError(qcclInvalidUsage, "the communicator was aborted during the call");
-    }
-    if (context_.deadline.passed()) {
-      std::string peers;
-      for (const Pending& p : pending_) {
-        peers += (peers.empty() ? "" : ", ") + std::string(p.isRecv ? "from " : "to ") +
-                 std::to_string(p.peer);
-      }
-      throwError(qcclTimeout, "rank %d: QCCL_TIMEOUT passed waiting for messages (%s)",
-                 context_.globalRank(), peers.c_str());
-    }
-    // Spin while messages flow; back off when nothing happens for a while.
-    idle = progressed ? 0 : idle + 1;
-    if (idle > 1000) std::this_thread::sleep_for(std::chrono::microseconds(50));
   }
+}
+
+std::string Phase::awaited() const {
+  std::string text;
+  for (size_t i = firstOpen_; i < messages_.size(); ++i) {
+    const Message& m = messages_[i];
+    if (m.done) continue;
+    text += (text.empty() ? "" : ", ") + std::string(m.isRecv ? "from " : "to ") +
+            std::to_string(m.peer);
+  }
+  return text;
 }
 
 }  // namespace qccl::coll

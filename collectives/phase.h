@@ -1,38 +1,67 @@
-// One phase of a collective: receives and sends posted together, then waited for until the
-// deadline. A receive whose size or content does not match is recorded in the context as a usage
-// error and counts as done, so that every rank still finishes every phase (and learns of the
-// disagreement) instead of waiting for messages that will not come.
+// One phase of a collective: receives and sends posted under one tag, then waited for until the
+// deadline, all together or one at a time (a pipelined collective works on each message as it
+// arrives). A receive whose size does not match is recorded in the context as a usage error and
+// counts as done, so that every rank still finishes every phase (and learns of the disagreement)
+// instead of waiting for messages that will not come.
 #pragma once
 
+#include <functional>
+#include <string>
 #include <vector>
 
 #include "collectives/context.h"
 
 namespace qccl::coll {
 
+// Paces a polling loop: spins while messages flow, sleeps a little when nothing happens for a
+// while (ranks may share cores with each other and with the kernel's network stack). Throws
+// Error: qcclTimeout past the deadline (naming what is still awaited), qcclInvalidUsage when the
+// communicator was aborted.
+class Backoff {
+ public:
+  explicit Backoff(const Context& context) : context_(context) {}
+  void progressed() { idle_ = 0; }
+  void idle(const std::function<std::string()>& awaited);
+
+ private:
+  const Context& context_;
+  unsigned idle_ = 0;
+};
+
 class Phase {
  public:
+  using Handle = size_t;
+
   explicit Phase(Context& context) : context_(context), tag_(context.nextTag()) {}
-  ~Phase();
+  ~Phase();  // cancels what is still pending (error paths)
   Phase(const Phase&) = delete;
   Phase& operator=(const Phase&) = delete;
 
-  // peer: index in the context's group.
-  void send(int peer, const void* data, size_t bytes);
-  void recv(int peer, void* data, size_t bytes);
-  // Throws Error: qcclTimeout past the deadline, qcclRemoteError for a lost peer, qcclInvalidUsage
-  // when the communicator was aborted.
+  // peer: index in the context's group. Messages between two ranks under one tag match in the
+  // order they were posted.
+  Handle send(int peer, const void* data, size_t bytes);
+  Handle recv(int peer, void* data, size_t bytes);
+
+  // Tests every pending message once; true when any completed. Throws Error for a lost peer.
+  bool poll();
+  bool done(Handle handle) const { return messages_[handle].done; }
+  // Waits for everything posted.
   void wait();
+  // What is still awaited, e.g. "from 2, to 3" (for timeout messages).
+  std::string awaited() const;
 
  private:
-  struct Pending {
+  struct Message {
     transport::Transport::Request request;
     int peer;  // global rank
     bool isRecv;
+    bool done;
   };
   Context& context_;
   uint32_t tag_;
-  std::vector<Pending> pending_;
+  std::vector<Message> messages_;
+  size_t firstOpen_ = 0;  // messages before it are all done
+  size_t open_ = 0;
 };
 
 }  // namespace qccl::coll

@@ -5,28 +5,27 @@
 #include <algorithm>
 #include <cstring>
 
-#include "collectives/chunk_codec.h"
+#include "collectives/call_agreement.h"
 #include "collectives/collectives.h"
 #include "collectives/messages.h"
 #include "collectives/phase.h"
 #include "collectives/reduction.h"
+#include "collectives/scatter_reduce.h"
 
 namespace qccl::coll {
 
 namespace {
 constexpr uint8_t kKindShare = 5;
-}
+constexpr uint8_t kKindShareCall = 11;
+}  // namespace
 
-void reduceScatter(Context& context, const ReduceArgs& a, bool compressed) {
+namespace {
+
+// The exact path: framed raw shares, reduced like the exact allreduce.
+void reduceScatterExact(Context& context, const ReduceArgs& a) {
   const int n = context.group.size(), me = context.group.me;
-  const size_t width = dataTypeSize(a.dtype), share = a.count;
+  const size_t width = dataTypeSize(a.dtype), share = a.count, shareBytes = share * width;
   const auto* send = static_cast<const uint8_t*>(a.send);
-  if (n == 1) {
-    if (a.recv != a.send) std::memcpy(a.recv, a.send, share * width);
-    return;
-  }
-  const size_t inBytes =
-      compressed ? chunkBytes(context, share, a.dtype) : kExactHeaderBytes + share * width;
   Workspace& ws = *context.workspace;
   auto out = [&](int p) -> Buffer& { return ws.buffer("rs.out", size_t(p)); };
   auto in = [&](int p) -> Buffer& { return ws.buffer("rs.in", size_t(p)); };
@@ -34,51 +33,64 @@ void reduceScatter(Context& context, const ReduceArgs& a, bool compressed) {
     Phase phase(context);
     for (int p = 0; p < n; ++p) {
       if (p == me) continue;
-      const uint8_t* data = send + size_t(p) * share * width;
-      if (compressed) {
-        encodeChunk(context, data, share, a.dtype,
-                    {Residuals::kWorker, share * size_t(n), p * share}, p * share, out(p));
-      } else {
-        out(p).resize(kExactHeaderBytes + share * width);
-        writeExactHeader(out(p).data(), a.dtype, a.op, kKindShare, share);
-        std::memcpy(out(p).data() + kExactHeaderBytes, data, share * width);
-      }
-      in(p).resize(inBytes);
+      out(p).resize(kExactHeaderBytes + shareBytes);
+      writeExactHeader(out(p).data(), a.dtype, a.op, kKindShare, share);
+      std::memcpy(out(p).data() + kExactHeaderBytes, send + size_t(p) * shareBytes, shareBytes);
+      in(p).resize(kExactHeaderBytes + shareBytes);
       phase.recv(p, in(p).data(), in(p).size());
       phase.send(p, out(p).data(), out(p).size());
     }
     phase.wait();
   }
   for (int p = 0; p < n; ++p) {
-    if (p == me) continue;
-    if (compressed) {
-      acceptChunk(context, in(p), share, p);
-    } else {
-      acceptExact(context, in(p), a.dtype, a.op, kKindShare, share, p);
-    }
+    if (p != me) acceptExact(context, in(p), a.dtype, a.op, kKindShare, share, p);
   }
   throwIfUsageError(context);  // every rank heard from every other: no second phase to warn them
-  const uint8_t* own = send + size_t(me) * share * width;
+  Accumulator acc(a.dtype, a.op, share);
+  for (int p = 0; p < n; ++p) {
+    acc.add(p == me ? send + size_t(me) * shareBytes : in(p).data() + kExactHeaderBytes);
+  }
+  acc.finish(n, a.recv);
+}
+
+// The compressed path: the pipelined scatter-reduce stage, each reduced segment written out in
+// the caller's dtype as soon as it is complete.
+void reduceScatterCompressed(Context& context, const ReduceArgs& a) {
+  const int n = context.group.size(), me = context.group.me;
+  if (!agreeOnCall(context, {kKindShareCall, a.dtype, a.op, a.count})) throwIfUsageError(context);
+  std::vector<Span> spans(static_cast<size_t>(n));
+  for (int p = 0; p < n; ++p) spans[size_t(p)] = {size_t(p) * a.count, size_t(p + 1) * a.count};
+  ScatterReduce scatter(context, {a.send, a.recv, a.count * size_t(n), a.dtype, a.op}, spans);
+  auto* recv = static_cast<uint8_t*>(a.recv);
+  const size_t width = dataTypeSize(a.dtype), first = spans[size_t(me)].begin;
+  auto step = [&] {
+    bool progressed = scatter.poll();
+    ScatterReduce::Reduced r;
+    while (scatter.reduceNext(r)) {
+      if (r.ok)
+        fromFloat32(r.values, r.span.size(), a.dtype, recv + (r.span.begin - first) * width);
+      progressed = true;
+    }
+    return progressed;
+  };
+  while (scatter.sendNext()) step();
+  runUntil(
+      context, step, [&] { return scatter.reducedAll(); }, [&] { return scatter.awaited(); });
+  scatter.wait();
+  throwIfUsageError(context);
+}
+
+}  // namespace
+
+void reduceScatter(Context& context, const ReduceArgs& a, bool compressed) {
+  if (context.group.size() == 1) {
+    if (a.recv != a.send) std::memcpy(a.recv, a.send, a.count * dataTypeSize(a.dtype));
+    return;
+  }
   if (compressed) {
-    float* acc = ws.floats("rs.acc", share);
-    float* values = ws.floats("rs.values", share);
-    std::fill(acc, acc + share, 0.0f);
-    for (int p = 0; p < n; ++p) {
-      if (p == me) {
-        toFloat32(own, a.dtype, share, values);
-        for (size_t i = 0; i < share; ++i) acc[i] += values[i];
-      } else {
-        decodeChunk(context, in(p), share, qcclFloat32, acc, true);
-      }
-    }
-    if (a.op == qcclAvg) {
-      for (size_t i = 0; i < share; ++i) acc[i] /= float(n);
-    }
-    fromFloat32(acc, share, a.dtype, a.recv);
+    reduceScatterCompressed(context, a);
   } else {
-    Accumulator acc(a.dtype, a.op, share);
-    for (int p = 0; p < n; ++p) acc.add(p == me ? own : in(p).data() + kExactHeaderBytes);
-    acc.finish(n, a.recv);
+    reduceScatterExact(context, a);
   }
 }
 

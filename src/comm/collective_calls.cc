@@ -55,6 +55,7 @@ coll::Context makeContext(qcclComm& comm, const codec::CodecSpec& spec) {
   c.seed = comm.seed;
   c.wire = &comm.wire;
   c.workspace = &comm.workspace;
+  c.segmentElements = comm.settings.segmentElements;
   return c;
 }
 

@@ -78,6 +78,11 @@ Settings resolveSettings(const qcclConfig_t* config) {
   s.groupSize =
       c.groupSize != QCCL_CONFIG_UNDEF_INT ? c.groupSize : int(paramInt(params::kGroupSize));
   if (s.groupSize < 0) throwError(qcclInvalidArgument, "group size %d is negative", s.groupSize);
+  const int64_t segmentBytes = paramInt(params::kSegmentBytes);
+  if (segmentBytes < 0) {
+    throwError(qcclInvalidArgument, "QCCL_SEGMENT_BYTES %lld is negative", (long long)segmentBytes);
+  }
+  s.segmentElements = size_t(segmentBytes) / sizeof(float);
   return s;
 }
 

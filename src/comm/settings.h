@@ -19,7 +19,8 @@ struct Settings {
   bool errorFeedback = true;
   qcclDataType_t efDtype = qcclFloat32;
   std::chrono::milliseconds timeout{0};
-  int groupSize = 0;  // hier; 0: ranks per host
+  int groupSize = 0;           // hier; 0: ranks per host
+  size_t segmentElements = 0;  // pipelining of compressed collectives; 0: none
 };
 
 // Throws Error(qcclInvalidArgument) naming the bad field or variable.

@@ -20,6 +20,9 @@ const Param kEfDtype{"QCCL_EF_DTYPE", "fp32", "residual storage: fp32 or bf16"};
 const Param kTimeout{"QCCL_TIMEOUT", "300", "seconds any wait may last before the call fails"};
 const Param kGroupSize{"QCCL_GROUP_SIZE", "0",
                        "hier: ranks per group (0 = ranks per host, from the bootstrap)"};
+const Param kSegmentBytes{
+    "QCCL_SEGMENT_BYTES", "1048576",
+    "compressed collectives: pipeline segment, bytes of fp32 input (0: none)"};
 const Param kSocketIfname{"QCCL_SOCKET_IFNAME", "",
                           "interface(s) for the bootstrap, as NCCL_SOCKET_IFNAME"};
 const Param kPort{"QCCL_PORT", "", "torchrun: the bootstrap port (default MASTER_PORT + 1)"};

@@ -22,6 +22,7 @@ extern const Param kEf;
 extern const Param kEfDtype;
 extern const Param kTimeout;
 extern const Param kGroupSize;
+extern const Param kSegmentBytes;
 extern const Param kSocketIfname;
 extern const Param kPort;
 extern const Param kSecret;

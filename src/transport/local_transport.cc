@@ -93,36 +93,63 @@ Transport::Request LocalTransport::isend(int peer, uint32_t tag, const void* dat
 Transport::Request LocalTransport::irecv(int peer, uint32_t tag, void* data, size_t bytes) {
   const Request id = next_++;
   receives_.emplace(id, Receive{peer, tag, data, bytes});
+  posted_[{peer, tag}].push_back(id);
   return id;
+}
+
+void LocalTransport::deliver(int peer, uint32_t tag) {
+  auto q = world_->queues.find({peer, rank(), tag});
+  auto posted = posted_.find({peer, tag});
+  if (q == world_->queues.end() || posted == posted_.end()) return;
+  while (!q->second.empty() && !posted->second.empty()) {
+    Receive& r = receives_.at(posted->second.front());
+    posted->second.pop_front();
+    const std::vector<uint8_t>& message = q->second.front();
+    r.delivered = true;
+    r.sentBytes = message.size();
+    if (message.size() == r.bytes) std::memcpy(r.data, message.data(), r.bytes);
+    q->second.pop_front();
+  }
+  if (posted->second.empty()) posted_.erase(posted);
 }
 
 bool LocalTransport::test(Request request) {
   if (request == kDone) return true;
   auto it = receives_.find(request);
   if (it == receives_.end()) throwError(qcclInternalError, "local transport: unknown request");
-  const Receive r = it->second;
   std::lock_guard<std::mutex> lock(world_->mutex);
-  auto q = world_->queues.find({r.peer, rank(), r.tag});
-  if (q == world_->queues.end() || q->second.empty()) {
-    if (!world_->alive[size_t(r.peer)]) {
-      receives_.erase(it);
-      throwError(qcclRemoteError, "local transport: rank %d left before sending", r.peer);
-    }
-    return false;
+  deliver(it->second.peer, it->second.tag);
+  const Receive r = it->second;
+  if (!r.delivered) {
+    if (world_->alive[size_t(r.peer)]) return false;
+    cancel(request);
+    throwError(qcclRemoteError, "local transport: rank %d left before sending", r.peer);
   }
-  std::vector<uint8_t> message = std::move(q->second.front());
-  q->second.pop_front();
   receives_.erase(it);
-  if (message.size() != r.bytes) {
+  if (r.sentBytes != r.bytes) {
     throwError(qcclInvalidUsage,
                "rank %d sent %zu bytes where %zu were expected: the ranks disagree on count, "
                "dtype or codec",
-               r.peer, message.size(), r.bytes);
+               r.peer, r.sentBytes, r.bytes);
   }
-  std::memcpy(r.data, message.data(), r.bytes);
   return true;
 }
 
-void LocalTransport::cancel(Request request) { receives_.erase(request); }
+void LocalTransport::cancel(Request request) {
+  auto it = receives_.find(request);
+  if (it == receives_.end()) return;
+  auto posted = posted_.find({it->second.peer, it->second.tag});
+  if (posted != posted_.end()) {
+    std::deque<Request>& order = posted->second;
+    for (auto o = order.begin(); o != order.end(); ++o) {
+      if (*o == request) {
+        order.erase(o);
+        break;
+      }
+    }
+    if (order.empty()) posted_.erase(posted);
+  }
+  receives_.erase(it);
+}
 
 }  // namespace qccl::transport

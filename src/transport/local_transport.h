@@ -2,9 +2,12 @@
 // the algorithms at many rank counts; the multi-process tests use UCX and MPI.
 #pragma once
 
+#include <deque>
+#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <utility>
 
 #include "common/deadline.h"
 #include "transport/transport.h"
@@ -32,10 +35,17 @@ class LocalTransport : public Transport {
     uint32_t tag;
     void* data;
     size_t bytes;
+    bool delivered = false;
+    size_t sentBytes = 0;  // what the matched message held
   };
+  // Hands queued messages from (peer, tag) to that source's receives in the order they were
+  // posted, as MPI and UCX match. Called with the world's lock held.
+  void deliver(int peer, uint32_t tag);
+
   std::shared_ptr<LocalWorld> world_;
   std::string key_;
   std::unordered_map<Request, Receive> receives_;
+  std::map<std::pair<int, uint32_t>, std::deque<Request>> posted_;  // undelivered, in order
   Request next_ = 1;
 };
 

@@ -19,6 +19,7 @@ struct CommOptions {
   int errorFeedback = 1;
   int timeoutMs = 20000;
   int groupSize = QCCL_CONFIG_UNDEF_INT;
+  const qcclUniqueId* id = nullptr;  // the unique id to use (fixes the comm's seed); else a new one
 };
 
 // fn(rank, comm) on every rank; returns after all threads finished. Failures inside fn should
@@ -27,7 +28,11 @@ inline void runRanks(int n, const CommOptions& options,
                      const std::function<void(int, qcclComm_t)>& fn,
                      qcclUniqueId* idOut = nullptr) {
   qcclUniqueId id;
-  if (qcclGetUniqueId(&id) != qcclSuccess) throw std::runtime_error(qcclGetLastError(nullptr));
+  if (options.id) {
+    id = *options.id;
+  } else if (qcclGetUniqueId(&id) != qcclSuccess) {
+    throw std::runtime_error(qcclGetLastError(nullptr));
+  }
   if (idOut) *idOut = id;
   std::vector<std::thread> threads;
   std::vector<std::string> errors(static_cast<size_t>(n));

@@ -1,0 +1,28 @@
+// Before a pipelined collective moves data, its ranks swap a 32-byte description of the call
+// (collective, dtype, op, count, codec, segment size) and compare them.
+//
+// A pipelined collective sends as many messages to each peer as the call's shape says, so ranks
+// that disagree on the shape would wait for messages that never come. This exchange is one
+// message per peer whatever the shape: every rank sees every other's call, and all of them return
+// qcclInvalidUsage together, before anything was encoded into a residual, sent or written.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "collectives/context.h"
+
+namespace qccl::coll {
+
+struct CallShape {
+  uint8_t kind;  // which collective (the message kinds of messages.h)
+  qcclDataType_t dtype;
+  int op;
+  size_t count;
+};
+
+// True when every rank of the group makes the same call; otherwise records the first difference
+// in the context and returns false on every rank.
+bool agreeOnCall(Context& context, const CallShape& call);
+
+}  // namespace qccl::coll
