@@ -13,11 +13,13 @@
 #include <qccl/qccl_codec.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -48,12 +50,13 @@ bool underMpi = false;
 
 [[noreturn]] void usage(const std::string& message) {
   if (rank == 0) {
-    std::fprintf(stderr,
-                 "qccl-perf: %s\nusage: qccl-perf [-b min] [-e max] [-f factor] [-i step] [-n iters] "
-                 "[-w warmup] [-c 0|1] [-o sum|prod|min|max|avg] [-d float|half|bfloat16|double|int32|"
-                 "int8|uint8] [-C codec,...|all] [-T transport] [-a allreduce|reducescatter|allgather] "
-                 "[-B 0|1] [-J file.json] [--csv file.csv]\n",
-                 message.c_str());
+    std::fprintf(
+        stderr,
+        "qccl-perf: %s\nusage: qccl-perf [-b min] [-e max] [-f factor] [-i step] [-n iters] "
+        "[-w warmup] [-c 0|1] [-o sum|prod|min|max|avg] [-d float|half|bfloat16|double|int32|"
+        "int8|uint8] [-C codec,...|all] [-T transport] [-a allreduce|reducescatter|allgather] "
+        "[-B 0|1] [-J file.json] [--csv file.csv]\n",
+        message.c_str());
   }
   std::exit(2);
 }
@@ -62,10 +65,11 @@ size_t parseSize(const std::string& text) {
   char* end = nullptr;
   const double v = std::strtod(text.c_str(), &end);
   const std::string unit = end;
-  const double scale = unit.empty() ? 1 : unit == "K" || unit == "k" ? 1024.0
-                       : unit == "M" || unit == "m"                  ? 1048576.0
-                       : unit == "G" || unit == "g"                  ? 1073741824.0
-                                                                     : -1;
+  const double scale = unit.empty()                 ? 1
+                       : unit == "K" || unit == "k" ? 1024.0
+                       : unit == "M" || unit == "m" ? 1048576.0
+                       : unit == "G" || unit == "g" ? 1073741824.0
+                                                    : -1;
   if (end == text.c_str() || scale < 0 || v < 0) usage("bad size '" + text + "'");
   return size_t(v * scale);
 }
@@ -94,7 +98,10 @@ const char* typeName(qcclDataType_t t) {
 }
 
 size_t typeSize(qcclDataType_t t) {
-  return t == qcclFloat64 ? 8 : t == qcclFloat32 || t == qcclInt32 ? 4 : t == qcclInt8 || t == qcclUint8 ? 1 : 2;
+  return t == qcclFloat64                     ? 8
+         : t == qcclFloat32 || t == qcclInt32 ? 4
+         : t == qcclInt8 || t == qcclUint8    ? 1
+                                              : 2;
 }
 
 qcclRedOp_t parseOp(const std::string& o) {
@@ -113,39 +120,51 @@ const char* opName(qcclRedOp_t o) {
 
 Options parse(int argc, char** argv) {
   Options o;
-  bool baselineGiven = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&]() -> std::string {
       if (i + 1 >= argc) usage(a + " needs a value");
       return argv[++i];
     };
-    if (a == "-b") o.minBytes = parseSize(value());
-    else if (a == "-e") o.maxBytes = parseSize(value());
-    else if (a == "-f") o.stepFactor = std::atof(value().c_str());
-    else if (a == "-i") o.stepBytes = parseSize(value());
-    else if (a == "-n") o.iterations = std::atoi(value().c_str());
-    else if (a == "-w") o.warmup = std::atoi(value().c_str());
-    else if (a == "-c") o.check = std::atoi(value().c_str()) != 0;
-    else if (a == "-o") o.op = parseOp(value());
-    else if (a == "-d") o.dtype = parseType(value());
-    else if (a == "-T") o.transport = value();
-    else if (a == "-J") o.jsonPath = value();
-    else if (a == "--csv") o.csvPath = value();
+    if (a == "-b")
+      o.minBytes = parseSize(value());
+    else if (a == "-e")
+      o.maxBytes = parseSize(value());
+    else if (a == "-f")
+      o.stepFactor = std::atof(value().c_str());
+    else if (a == "-i")
+      o.stepBytes = parseSize(value());
+    else if (a == "-n")
+      o.iterations = std::atoi(value().c_str());
+    else if (a == "-w")
+      o.warmup = std::atoi(value().c_str());
+    else if (a == "-c")
+      o.check = std::atoi(value().c_str()) != 0;
+    else if (a == "-o")
+      o.op = parseOp(value());
+    else if (a == "-d")
+      o.dtype = parseType(value());
+    else if (a == "-T")
+      o.transport = value();
+    else if (a == "-J")
+      o.jsonPath = value();
+    else if (a == "--csv")
+      o.csvPath = value();
     else if (a == "-B") {
       o.baseline = std::atoi(value().c_str()) != 0;
-      baselineGiven = true;
     } else if (a == "-a") {
       const std::string c = value();
       o.collective = c == "allreduce"       ? Collective::AllReduce
                      : c == "reducescatter" ? Collective::ReduceScatter
-                     : c == "allgather"     ? Collective::AllGather
-                                            : (usage("unknown collective '" + c + "'"), Collective::AllReduce);
+                     : c == "allgather"
+                         ? Collective::AllGather
+                         : (usage("unknown collective '" + c + "'"), Collective::AllReduce);
     } else if (a == "-C") {
       const std::string list = value();
       o.codecs.clear();
       if (list == "all") {
-        o.codecs = {"none", "bf16", "fp16", "fp8e4m3", "fp8e5m2", "mxfp8", "mxfp4", "nvfp4", "fp4ue5m3", "int8", "int4", "sign1"};
+        o.codecs = {"none",  "bf16",  "fp16",     "fp8e4m3", "fp8e5m2", "mxfp8",
+                    "mxfp4", "nvfp4", "fp4ue5m3", "int8",    "int4",    "sign1"};
       } else {
         size_t start = 0;
         while (start <= list.size()) {
@@ -159,8 +178,8 @@ Options parse(int argc, char** argv) {
       usage("unknown option '" + a + "'");
     }
   }
-  if (o.iterations < 1 || o.warmup < 0 || o.maxBytes < o.minBytes) usage("bad iteration or size range");
-  (void)baselineGiven;
+  if (o.iterations < 1 || o.warmup < 0 || o.maxBytes < o.minBytes)
+    usage("bad iteration or size range");
   // Without MPI the baseline is the exact path, timed first so every row can refer to it.
   o.codecs.erase(std::remove(o.codecs.begin(), o.codecs.end(), "none"), o.codecs.end());
   o.codecs.insert(o.codecs.begin(), "none");
@@ -184,11 +203,27 @@ void fill(std::vector<uint8_t>& buffer, qcclDataType_t dtype, int r, size_t offs
     const double v = inputValue(r, offset + i);
     uint8_t* p = buffer.data() + i * typeSize(dtype);
     switch (dtype) {
-      case qcclFloat32: { const float f = float(v); std::memcpy(p, &f, 4); break; }
+      case qcclFloat32: {
+        const float f = float(v);
+        std::memcpy(p, &f, 4);
+        break;
+      }
       case qcclFloat64: std::memcpy(p, &v, 8); break;
-      case qcclInt32: { const int32_t q = int32_t(std::lround(v * 100)); std::memcpy(p, &q, 4); break; }
-      case qcclInt8: { const int8_t q = int8_t(std::lround(v * 10)); std::memcpy(p, &q, 1); break; }
-      case qcclUint8: { const uint8_t q = uint8_t(std::lround(v * 10 + 30)); std::memcpy(p, &q, 1); break; }
+      case qcclInt32: {
+        const int32_t q = int32_t(std::lround(v * 100));
+        std::memcpy(p, &q, 4);
+        break;
+      }
+      case qcclInt8: {
+        const int8_t q = int8_t(std::lround(v * 10));
+        std::memcpy(p, &q, 1);
+        break;
+      }
+      case qcclUint8: {
+        const uint8_t q = uint8_t(std::lround(v * 10 + 30));
+        std::memcpy(p, &q, 1);
+        break;
+      }
       default: {  // fp16/bf16: round through fp32 by truncation is enough for test data
         const float f = float(v);
         uint32_t u;
@@ -198,7 +233,8 @@ void fill(std::vector<uint8_t>& buffer, qcclDataType_t dtype, int r, size_t offs
           h = uint16_t(u >> 16);
         } else {  // |v| < 4: a normal fp16
           const int e = int((u >> 23) & 0xFF) - 127 + 15;
-          h = uint16_t(((u >> 16) & 0x8000) | (e > 0 ? (uint32_t(e) << 10) | ((u >> 13) & 0x3FF) : 0));
+          h = uint16_t(((u >> 16) & 0x8000) |
+                       (e > 0 ? (uint32_t(e) << 10) | ((u >> 13) & 0x3FF) : 0));
         }
         std::memcpy(p, &h, 2);
       }
@@ -208,28 +244,47 @@ void fill(std::vector<uint8_t>& buffer, qcclDataType_t dtype, int r, size_t offs
 
 double readAsDouble(const uint8_t* p, qcclDataType_t dtype) {
   switch (dtype) {
-    case qcclFloat32: { float f; std::memcpy(&f, p, 4); return f; }
-    case qcclFloat64: { double d; std::memcpy(&d, p, 8); return d; }
-    case qcclInt32: { int32_t q; std::memcpy(&q, p, 4); return q; }
+    case qcclFloat32: {
+      float f;
+      std::memcpy(&f, p, 4);
+      return f;
+    }
+    case qcclFloat64: {
+      double d;
+      std::memcpy(&d, p, 8);
+      return d;
+    }
+    case qcclInt32: {
+      int32_t q;
+      std::memcpy(&q, p, 4);
+      return q;
+    }
     case qcclInt8: return double(int8_t(*p));
     case qcclUint8: return double(*p);
     case qcclBfloat16: {
-      uint16_t h; std::memcpy(&h, p, 2);
-      const uint32_t u = uint32_t(h) << 16; float f; std::memcpy(&f, &u, 4); return f;
+      uint16_t h;
+      std::memcpy(&h, p, 2);
+      const uint32_t u = uint32_t(h) << 16;
+      float f;
+      std::memcpy(&f, &u, 4);
+      return f;
     }
     default: {
-      uint16_t h; std::memcpy(&h, p, 2);
+      uint16_t h;
+      std::memcpy(&h, p, 2);
       const int e = (h >> 10) & 0x1F, m = h & 0x3FF;
-      const double v = e == 0 ? std::ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : std::ldexp(1024 + m, e - 25);
+      const double v = e == 0    ? std::ldexp(m, -24)
+                       : e == 31 ? (m ? NAN : INFINITY)
+                                 : std::ldexp(1024 + m, e - 25);
       return (h & 0x8000) ? -v : v;
     }
   }
 }
 
 struct Sizes {
-  size_t count;        // elements of the size column's buffer
-  size_t sendCount;    // elements each rank sends
-  size_t recvCount;    // elements each rank receives
+  size_t count;      // elements of the size column's buffer
+  size_t sendCount;  // elements each rank sends
+  size_t recvCount;  // elements each rank receives
   double busFactor;
 };
 
@@ -260,9 +315,16 @@ std::vector<double> reference(const Options& o, const Sizes& s) {
     for (int r = 0; r < nranks; ++r) {
       fill(one, o.dtype, r, offset + i, 1);
       const double v = readAsDouble(one.data(), o.dtype);
-      acc = r == 0 ? v : o.op == qcclProd ? acc * v : o.op == qcclMax ? std::max(acc, v) : o.op == qcclMin ? std::min(acc, v) : acc + v;
+      acc = r == 0             ? v
+            : o.op == qcclProd ? acc * v
+            : o.op == qcclMax  ? std::max(acc, v)
+            : o.op == qcclMin  ? std::min(acc, v)
+                               : acc + v;
     }
-    ref[i] = o.op == qcclAvg ? (o.dtype == qcclInt32 || o.dtype == qcclInt8 || o.dtype == qcclUint8 ? std::trunc(acc / nranks) : acc / nranks) : acc;
+    ref[i] = o.op == qcclAvg ? (o.dtype == qcclInt32 || o.dtype == qcclInt8 || o.dtype == qcclUint8
+                                    ? std::trunc(acc / nranks)
+                                    : acc / nranks)
+                             : acc;
   }
   return ref;
 }
@@ -283,13 +345,15 @@ struct Row {
   std::string baseName;
 };
 
-qcclResult_t runQccl(const Options& o, const Sizes& s, qcclComm_t comm, const void* send, void* recv,
-                     const qcclCallConfig_t* call) {
+qcclResult_t runQccl(const Options& o, const Sizes& s, qcclComm_t comm, const void* send,
+                     void* recv, const qcclCallConfig_t* call) {
   switch (o.collective) {
-    case Collective::AllReduce: return qcclAllReduceEx(send, recv, s.count, o.dtype, o.op, comm, nullptr, call);
+    case Collective::AllReduce:
+      return qcclAllReduceEx(send, recv, s.count, o.dtype, o.op, comm, nullptr, call);
     case Collective::ReduceScatter:
       return qcclReduceScatterEx(send, recv, s.recvCount, o.dtype, o.op, comm, nullptr, call);
-    case Collective::AllGather: return qcclAllGatherEx(send, recv, s.sendCount, o.dtype, comm, nullptr, call);
+    case Collective::AllGather:
+      return qcclAllGatherEx(send, recv, s.sendCount, o.dtype, comm, nullptr, call);
   }
   return qcclInvalidArgument;
 }
@@ -299,7 +363,8 @@ double maxOverRanks(qcclComm_t comm, double mine) {
   double all = 0;
   qcclCallConfig_t exact = QCCL_CALL_CONFIG_INITIALIZER;
   exact.flags = QCCL_CALL_EXACT;
-  check(qcclAllReduceEx(&mine, &all, 1, qcclFloat64, qcclMax, comm, nullptr, &exact), "time reduction");
+  check(qcclAllReduceEx(&mine, &all, 1, qcclFloat64, qcclMax, comm, nullptr, &exact),
+        "time reduction");
   return all;
 }
 
@@ -309,7 +374,8 @@ double timeCalls(qcclComm_t comm, const Options& o, Call&& call) {
   check(qcclBarrier(comm, nullptr), "barrier");
   const auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < o.iterations; ++i) call();
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return maxOverRanks(comm, seconds / o.iterations);
 }
 
@@ -336,6 +402,48 @@ bool mpiBaselineFor(const Options& o, MPI_Datatype* type, MPI_Op* op) {
 
 }  // namespace
 
+// The smallest size from which `faster(row)` holds at every larger size of the sweep, 0 if none.
+template <class Faster>
+size_t crossover(const std::vector<Row>& rows, const std::string& codec, Faster faster) {
+  size_t from = 0;
+  for (auto it = rows.rbegin(); it != rows.rend(); ++it) {
+    if (it->codec != codec) continue;
+    if (!faster(*it)) break;
+    from = it->bytes;
+  }
+  return from;
+}
+
+// Per codec, where compression starts to pay: against the baseline, and against qccl's own exact
+// path (the "none" rows), which is what QCCL_MIN_BYTES decides between.
+void printCrossovers(const std::vector<std::string>& codecs, const std::vector<Row>& rows) {
+  std::map<size_t, double> exactTime;
+  for (const Row& r : rows) {
+    if (r.codec == "none") exactTime[r.bytes] = r.time;
+  }
+  auto text = [](size_t bytes) {
+    return bytes ? std::to_string(bytes) + " bytes" : std::string("never (in this sweep)");
+  };
+  std::printf("# crossover: smallest size from which the codec is faster at every larger size\n");
+  std::printf("#   %-10s %-24s %s\n", "codec", "than the baseline", "than qccl exact");
+  for (const std::string& codec : codecs) {
+    if (codec == "none") continue;
+    const size_t base = crossover(rows, codec, [](const Row& r) { return r.speedup >= 1.0; });
+    const size_t exact =
+        crossover(rows, codec, [&](const Row& r) { return r.time <= exactTime[r.bytes]; });
+    std::printf("#   %-10s %-24s %s\n", codec.c_str(), text(base).c_str(), text(exact).c_str());
+  }
+}
+
+FILE* openOutput(const std::string& path) {
+  FILE* f = std::fopen(path.c_str(), "w");
+  if (f == nullptr) {
+    std::fprintf(stderr, "qccl-perf: cannot write %s: %s\n", path.c_str(), std::strerror(errno));
+    std::exit(1);
+  }
+  return f;
+}
+
 int main(int argc, char** argv) {
 #if QCCL_PERF_WITH_MPI
   underMpi = std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr || std::getenv("PMI_SIZE") != nullptr;
@@ -350,15 +458,18 @@ int main(int argc, char** argv) {
   check(qcclCommUserRank(comm, &rank), "rank");
   check(qcclCommCount(comm, &nranks), "count");
   const bool mpiBaseline = o.baseline && underMpi;
-  const char* collectiveName = o.collective == Collective::AllReduce ? "allreduce"
-                               : o.collective == Collective::ReduceScatter ? "reducescatter" : "allgather";
+  const char* collectiveName = o.collective == Collective::AllReduce       ? "allreduce"
+                               : o.collective == Collective::ReduceScatter ? "reducescatter"
+                                                                           : "allgather";
   if (rank == 0) {
-    std::printf("# qccl-perf %s: %d ranks, %s, op %s, iters %d, warmup %d, baseline %s\n", collectiveName,
-                nranks, typeName(o.dtype), opName(o.op), o.iterations, o.warmup,
-                !o.baseline ? "off" : mpiBaseline ? "MPI" : "qccl exact");
-    std::printf("# %10s %12s %8s %6s %10s %10s %8s %8s %7s %13s %7s %9s %9s %10s %8s %8s\n", "size", "count",
-                "type", "redop", "codec", "time(us)", "algbw", "busbw", "#wrong", "wire(B/rank)", "ratio",
-                "relerr", "maxerr", "base(us)", "basebw", "speedup");
+    std::printf("# qccl-perf %s: %d ranks, %s, op %s, iters %d, warmup %d, baseline %s\n",
+                collectiveName, nranks, typeName(o.dtype), opName(o.op), o.iterations, o.warmup,
+                !o.baseline   ? "off"
+                : mpiBaseline ? "MPI"
+                              : "qccl exact");
+    std::printf("# %10s %12s %8s %6s %10s %10s %8s %8s %7s %13s %7s %9s %9s %10s %8s %8s\n", "size",
+                "count", "type", "redop", "codec", "time(us)", "algbw", "busbw", "#wrong",
+                "wire(B/rank)", "ratio", "relerr", "maxerr", "base(us)", "basebw", "speedup");
     std::fflush(stdout);
   }
   std::vector<Row> rows;
@@ -383,7 +494,8 @@ int main(int argc, char** argv) {
         if (o.collective == Collective::AllReduce) {
           MPI_Allreduce(send.data(), recv.data(), int(s.count), mpiType, mpiOp, MPI_COMM_WORLD);
         } else if (o.collective == Collective::ReduceScatter) {
-          MPI_Reduce_scatter_block(send.data(), recv.data(), int(s.recvCount), mpiType, mpiOp, MPI_COMM_WORLD);
+          MPI_Reduce_scatter_block(send.data(), recv.data(), int(s.recvCount), mpiType, mpiOp,
+                                   MPI_COMM_WORLD);
         } else {
           MPI_Allgather(send.data(), int(s.sendCount * width), MPI_BYTE, recv.data(),
                         int(s.sendCount * width), MPI_BYTE, MPI_COMM_WORLD);
@@ -401,7 +513,9 @@ int main(int argc, char** argv) {
       check(runQccl(o, s, comm, send.data(), recv.data(), &call), codec.c_str());
       check(qcclCommWireBytes(comm, &sentAfter, nullptr), "wire bytes");
       const double wire = double(sentAfter - sentBefore);
-      const double time = timeCalls(comm, o, [&] { check(runQccl(o, s, comm, send.data(), recv.data(), &call), codec.c_str()); });
+      const double time = timeCalls(comm, o, [&] {
+        check(runQccl(o, s, comm, send.data(), recv.data(), &call), codec.c_str());
+      });
       if (codec == "none" && baseName == "-" && o.baseline) {
         baseTime = time;
         baseName = "exact";
@@ -427,8 +541,12 @@ int main(int argc, char** argv) {
           const double err = std::fabs(got - ref[i]);
           if (!std::isfinite(got)) ++wrong;
           if (codec == "none") {
-            const double tolerance = (o.dtype == qcclFloat32 ? 1e-6 : o.dtype == qcclFloat64 ? 1e-12 : o.dtype == qcclInt32 || o.dtype == qcclInt8 || o.dtype == qcclUint8 ? 0.0 : 1e-2) *
-                                     (std::fabs(ref[i]) + nranks);
+            const double tolerance =
+                (o.dtype == qcclFloat32                                                ? 1e-6
+                 : o.dtype == qcclFloat64                                              ? 1e-12
+                 : o.dtype == qcclInt32 || o.dtype == qcclInt8 || o.dtype == qcclUint8 ? 0.0
+                                                                                       : 1e-2) *
+                (std::fabs(ref[i]) + nranks);
             if (err > tolerance) ++wrong;
           }
           e2 += err * err;
@@ -453,10 +571,13 @@ int main(int argc, char** argv) {
       }
       totalWrong += row.wrong;
       if (rank == 0) {
-        std::printf("  %10zu %12zu %8s %6s %10s %10.1f %8.3f %8.3f %7lld %13.0f %7.2f %9.2e %9.2e %10.1f %8.3f %8.2f\n",
-                    row.bytes, row.count, typeName(o.dtype), o.collective == Collective::AllGather ? "none" : opName(o.op),
-                    codec.c_str(), row.time * 1e6, row.algbw, row.busbw, row.wrong, row.wire, row.ratio,
-                    row.relError, row.maxError, row.baseTime * 1e6, row.baseBusbw, row.speedup);
+        std::printf(
+            "  %10zu %12zu %8s %6s %10s %10.1f %8.3f %8.3f %7lld %13.0f %7.2f %9.2e %9.2e %10.1f "
+            "%8.3f %8.2f\n",
+            row.bytes, row.count, typeName(o.dtype),
+            o.collective == Collective::AllGather ? "none" : opName(o.op), codec.c_str(),
+            row.time * 1e6, row.algbw, row.busbw, row.wrong, row.wire, row.ratio, row.relError,
+            row.maxError, row.baseTime * 1e6, row.baseBusbw, row.speedup);
         std::fflush(stdout);
       }
       rows.push_back(row);
@@ -464,52 +585,45 @@ int main(int argc, char** argv) {
     if (o.stepFactor <= 1 && o.stepBytes == 0) break;
   }
   if (rank == 0) {
-    // The crossover: the smallest size from which a codec beats the baseline at every larger size.
-    std::printf("# crossover (smallest size from which the codec is faster than the baseline):\n");
-    for (const std::string& codec : o.codecs) {
-      if (codec == "none") continue;
-      size_t from = 0;
-      bool found = false;
-      for (auto it = rows.rbegin(); it != rows.rend(); ++it) {
-        if (it->codec != codec) continue;
-        if (it->speedup >= 1.0) {
-          from = it->bytes;
-          found = true;
-        } else {
-          break;
-        }
-      }
-      if (found) std::printf("#   %-10s %zu bytes\n", codec.c_str(), from);
-      else std::printf("#   %-10s never (in this sweep)\n", codec.c_str());
-    }
+    printCrossovers(o.codecs, rows);
     std::printf("# total #wrong: %lld\n", totalWrong);
     if (!o.csvPath.empty()) {
-      FILE* f = std::fopen(o.csvPath.c_str(), "w");
-      if (f) {
-        std::fprintf(f, "collective,ranks,size,count,type,redop,codec,time_us,algbw,busbw,wrong,wire_bytes,ratio,relerr,maxerr,baseline,base_time_us,base_busbw,speedup\n");
+      FILE* f = openOutput(o.csvPath);
+      {
+        std::fprintf(f,
+                     "collective,ranks,size,count,type,redop,codec,time_us,algbw,busbw,wrong,wire_"
+                     "bytes,ratio,relerr,maxerr,baseline,base_time_us,base_busbw,speedup\n");
         for (const Row& r : rows) {
-          std::fprintf(f, "%s,%d,%zu,%zu,%s,%s,%s,%.3f,%.6f,%.6f,%lld,%.0f,%.4f,%.6e,%.6e,%s,%.3f,%.6f,%.4f\n",
-                       collectiveName, nranks, r.bytes, r.count, typeName(o.dtype), opName(o.op), r.codec.c_str(),
-                       r.time * 1e6, r.algbw, r.busbw, r.wrong, r.wire, r.ratio, r.relError, r.maxError,
-                       r.baseName.c_str(), r.baseTime * 1e6, r.baseBusbw, r.speedup);
+          std::fprintf(
+              f,
+              "%s,%d,%zu,%zu,%s,%s,%s,%.3f,%.6f,%.6f,%lld,%.0f,%.4f,%.6e,%.6e,%s,%.3f,%.6f,%.4f\n",
+              collectiveName, nranks, r.bytes, r.count, typeName(o.dtype), opName(o.op),
+              r.codec.c_str(), r.time * 1e6, r.algbw, r.busbw, r.wrong, r.wire, r.ratio, r.relError,
+              r.maxError, r.baseName.c_str(), r.baseTime * 1e6, r.baseBusbw, r.speedup);
         }
         std::fclose(f);
       }
     }
     if (!o.jsonPath.empty()) {
-      FILE* f = std::fopen(o.jsonPath.c_str(), "w");
-      if (f) {
-        std::fprintf(f, "{\"collective\": \"%s\", \"ranks\": %d, \"type\": \"%s\", \"redop\": \"%s\", \"rows\": [\n",
+      FILE* f = openOutput(o.jsonPath);
+      {
+        std::fprintf(f,
+                     "{\"collective\": \"%s\", \"ranks\": %d, \"type\": \"%s\", \"redop\": \"%s\", "
+                     "\"rows\": [\n",
                      collectiveName, nranks, typeName(o.dtype), opName(o.op));
         for (size_t k = 0; k < rows.size(); ++k) {
           const Row& r = rows[k];
-          std::fprintf(f, "  {\"size\": %zu, \"count\": %zu, \"codec\": \"%s\", \"time_us\": %.3f, \"algbw\": %.6f, "
-                          "\"busbw\": %.6f, \"wrong\": %lld, \"wire_bytes\": %.0f, \"ratio\": %.4f, \"relerr\": %.6e, "
-                          "\"maxerr\": %.6e, \"baseline\": \"%s\", \"base_time_us\": %.3f, \"base_busbw\": %.6f, "
-                          "\"speedup\": %.4f}%s\n",
-                       r.bytes, r.count, r.codec.c_str(), r.time * 1e6, r.algbw, r.busbw, r.wrong, r.wire, r.ratio,
-                       r.relError, r.maxError, r.baseName.c_str(), r.baseTime * 1e6, r.baseBusbw, r.speedup,
-                       k + 1 < rows.size() ? "," : "");
+          std::fprintf(f,
+                       "  {\"size\": %zu, \"count\": %zu, \"codec\": \"%s\", \"time_us\": %.3f, "
+                       "\"algbw\": %.6f, "
+                       "\"busbw\": %.6f, \"wrong\": %lld, \"wire_bytes\": %.0f, \"ratio\": %.4f, "
+                       "\"relerr\": %.6e, "
+                       "\"maxerr\": %.6e, \"baseline\": \"%s\", \"base_time_us\": %.3f, "
+                       "\"base_busbw\": %.6f, "
+                       "\"speedup\": %.4f}%s\n",
+                       r.bytes, r.count, r.codec.c_str(), r.time * 1e6, r.algbw, r.busbw, r.wrong,
+                       r.wire, r.ratio, r.relError, r.maxError, r.baseName.c_str(),
+                       r.baseTime * 1e6, r.baseBusbw, r.speedup, k + 1 < rows.size() ? "," : "");
         }
         std::fprintf(f, "]}\n");
         std::fclose(f);
