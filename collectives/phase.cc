@@ -14,7 +14,17 @@ void Backoff::idle(const std::function<std::string()>& awaited) {
     throwError(qcclTimeout, "rank %d: QCCL_TIMEOUT passed waiting for messages (%s)",
                context_.globalRank(), awaited().c_str());
   }
-  if (++idle_ > 1000) std::this_thread::sleep_for(std::chrono::microseconds(50));
+  // Ranks often share cores with each other and with the kernel's network processing, so a
+  // rank that spins long delays the very packets it waits for: a few polls, then it yields the
+  // core at every poll, then it sleeps. On the emulated cluster (4 ranks on 2 cores) a 4 KiB
+  // exact allreduce took 1.2 ms spinning 1000 polls before sleeping, 0.2 ms this way.
+  constexpr unsigned kSpinPolls = 10, kYieldPolls = 1000;
+  ++idle_;
+  if (idle_ > kSpinPolls + kYieldPolls) {
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  } else if (idle_ > kSpinPolls) {
+    std::this_thread::yield();
+  }
 }
 
 Phase::~Phase() {

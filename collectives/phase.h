@@ -13,8 +13,8 @@
 
 namespace qccl::coll {
 
-// Paces a polling loop: spins while messages flow, sleeps a little when nothing happens for a
-// while (ranks may share cores with each other and with the kernel's network stack). Throws
+// Paces a polling loop: polls while messages flow, yields the core and then sleeps a little when
+// nothing happens (ranks may share cores with each other and with the kernel's network stack). Throws
 // Error: qcclTimeout past the deadline (naming what is still awaited), qcclInvalidUsage when the
 // communicator was aborted.
 class Backoff {
