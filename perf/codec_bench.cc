@@ -1,6 +1,7 @@
-// Codec throughput against memcpy, measured in one run: encode, decode and decode-accumulate of
-// 64 MiB of fp32 (Gaussian) on one thread, reported as bytes of fp32 input per second. After
-// Google Benchmark's own output, a table gives each rate as a fraction of memcpy's.
+// Codec throughput against memcpy, measured in one run: encode, encode with error feedback,
+// decode and decode-accumulate of 64 MiB of fp32 (Gaussian) on one thread, reported as bytes of
+// fp32 input per second. After Google Benchmark's own output, a table gives each rate as a fraction
+// of memcpy's.
 //
 //   codec_bench [--codecs=fp8e4m3,int8] [google benchmark flags]
 #include <benchmark/benchmark.h>
@@ -72,6 +73,21 @@ void encodeBench(benchmark::State& state, std::string spec) {
   }
   state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(kBytes));
   state.counters["ratio"] = double(kBytes) / double(e.chunk.size());
+}
+
+// Encode with error feedback (an fp32 residual updated in place), as the compressed collectives
+// encode every contribution: the codec's encode plus the decode and residual update it implies.
+void encodeFeedbackBench(benchmark::State& state, std::string spec) {
+  Encoded e = encoded(spec);
+  std::vector<float> residual(kCount, 0.0f);
+  qcclEncodeOptions_t options = QCCL_ENCODE_OPTIONS_INITIALIZER;
+  options.residual = residual.data();
+  for (auto _ : state) {
+    check(qcclEncode(e.codec, input().data(), kCount, qcclFloat32, e.chunk.data(), e.chunk.size(),
+                     &options, nullptr));
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(kBytes));
 }
 
 void decodeBench(benchmark::State& state, std::string spec, bool accumulate) {
@@ -152,6 +168,9 @@ int main(int argc, char** argv) {
   benchmark::RegisterBenchmark("memcpy", memcpyBench)->Unit(benchmark::kMillisecond)->UseRealTime();
   for (const std::string& c : codecs) {
     benchmark::RegisterBenchmark(("encode/" + c).c_str(), encodeBench, c)
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
+    benchmark::RegisterBenchmark(("encode_ef/" + c).c_str(), encodeFeedbackBench, c)
         ->Unit(benchmark::kMillisecond)
         ->UseRealTime();
     benchmark::RegisterBenchmark(("decode/" + c).c_str(), decodeBench, c, false)

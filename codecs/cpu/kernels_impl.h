@@ -63,24 +63,42 @@ inline void* advance(void* p, size_t elements, qcclDataType_t type) {
 
 // ---- tile stages --------------------------------------------------------------------------------
 
+// Adds n residual values of type (fp32 or bf16) to dst.
+inline void addResidual(const void* residual, qcclDataType_t type, size_t n, float* dst) {
+  if (type == qcclFloat32) {
+    const float* __restrict e = static_cast<const float*>(residual);
+    for (size_t i = 0; i < n; ++i) dst[i] += e[i];
+  } else {
+    const uint16_t* e = static_cast<const uint16_t*>(residual);
+    for (size_t i = 0; i < n; ++i) dst[i] += decode<Bf16>(e[i]);
+  }
+}
+
 // The tile's values to quantize: input (+ residual), zeros beyond the input, rotated when +rht,
-// prepared in x; or, for plain fp32 input, the input itself. With error feedback, p receives the
-// unrotated x + residual.
+// prepared in x; or, for plain fp32 input, the input itself. With error feedback the unrotated
+// x + residual is what the residual update needs: x itself without +rht, else a copy in p.
 inline const float* prepareTile(const EncodeJob& job, size_t start, size_t n, const RhtSigns& signs,
                                 float* x, float* p) {
   if (job.inputType == qcclFloat32 && !job.residual && !job.spec.rhtSize) {
     return static_cast<const float*>(job.input) + start;  // no rhtSize: no padding either
   }
   const size_t valid = start < job.count ? (n < job.count - start ? n : job.count - start) : 0;
-  loadFloats(advance(job.input, start, job.inputType), job.inputType, valid, x);
-  for (size_t i = valid; i < n; ++i) x[i] = 0.0f;
-  if (job.residual) {
-    loadFloats(advance(static_cast<const void*>(job.residual), start, job.residualType),
-               job.residualType, valid, p);
-    for (size_t i = 0; i < valid; ++i) x[i] += p[i];
-    std::memcpy(p, x, 4 * valid);
+  const void* input = advance(job.input, start, job.inputType);
+  const void* residual =
+      job.residual ? advance(static_cast<const void*>(job.residual), start, job.residualType)
+                   : nullptr;
+  if (residual && job.inputType == qcclFloat32 && job.residualType == qcclFloat32) {
+    // The collectives' case, in one pass instead of a copy and an add.
+    const float* __restrict in = static_cast<const float*>(input);
+    const float* __restrict e = static_cast<const float*>(residual);
+    for (size_t i = 0; i < valid; ++i) x[i] = in[i] + e[i];
+  } else {
+    loadFloats(input, job.inputType, valid, x);
+    if (residual) addResidual(residual, job.residualType, valid, x);
   }
+  for (size_t i = valid; i < n; ++i) x[i] = 0.0f;
   if (job.spec.rhtSize) {
+    if (job.residual) std::memcpy(p, x, 4 * valid);
     for (size_t r = 0; r < n; r += job.spec.rhtSize)
       rhtForwardVectors(x + r, job.spec.rhtSize, signs);
   }
@@ -106,17 +124,20 @@ inline void drawRandomBits(const EncodeJob& job, uint64_t first, size_t n, uint3
   }
 }
 
-// Residual update from the decoded tile: e = p - D(Q(p)) wherever the decoded value is finite
-// (a non-finite block decodes to NaN and leaves its residual untouched).
+// Residual update from the decoded tile, in place: e = p - D(Q(p)) wherever the decoded value is
+// finite (a non-finite block decodes to NaN and leaves its residual untouched).
 inline void updateResidual(const EncodeJob& job, size_t start, size_t valid, const float* p,
-                           const float* decoded, float* e) {
-  void* dst = advance(job.residual, start, job.residualType);
-  loadFloats(dst, job.residualType, valid, e);
-  for (size_t i = 0; i < valid; ++i) {
-    const bool finite = (floatBits(decoded[i]) & kAbsMask) < kInfBits;
-    e[i] = finite ? p[i] - decoded[i] : e[i];
+                           const float* decoded) {
+  auto finite = [](float v) { return (floatBits(v) & kAbsMask) < kInfBits; };
+  if (job.residualType == qcclFloat32) {
+    float* __restrict e = static_cast<float*>(job.residual) + start;
+    for (size_t i = 0; i < valid; ++i) e[i] = finite(decoded[i]) ? p[i] - decoded[i] : e[i];
+  } else {
+    uint16_t* e = static_cast<uint16_t*>(job.residual) + start;
+    for (size_t i = 0; i < valid; ++i) {
+      e[i] = finite(decoded[i]) ? uint16_t(encodeRne<Bf16>(p[i] - decoded[i])) : e[i];
+    }
   }
-  storeFloats(e, valid, dst, job.residualType);
 }
 
 // Calls fn(offset, length) for each block of a tile of n elements. With kBlock != 0 (== block)
@@ -252,7 +273,7 @@ float encodeWith(const EncodeJob& job) {
           rhtInverseVectors(decoded + r, job.spec.rhtSize, signs);
       }
       const size_t valid = n < job.count - start ? n : job.count - start;
-      updateResidual(job, start, valid, p, decoded, x);
+      updateResidual(job, start, valid, job.spec.rhtSize ? p : x, decoded);
     }
   }
   return chunk.encodeScale;
