@@ -79,6 +79,63 @@ TEST(ErrorFeedbackSign1, ConvergesOnceTheResidualHasGrown) {
   EXPECT_LT(err[2], err[1] / 5) << "not in the 1/T regime between T=2000 and T=20000";
 }
 
+// bf16 round to nearest even, written out here so that the check does not use the codec's own.
+uint16_t bf16RoundNearestEven(float f) {
+  const uint32_t b = floatBits(f);
+  return uint16_t((b + 0x7fffu + ((b >> 16) & 1u)) >> 16);
+}
+
+float bf16Value(uint16_t h) { return bitsFloat(uint32_t(h) << 16); }
+
+// One encode with a residual leaves in it exactly what the chunk misses: e' = (x + e) - D(chunk)
+// element by element, computed here from the chunk itself, rounded to bf16 for a bf16 residual;
+// a non-finite block keeps e. Inputs fp32 and bf16, with and without a rotation.
+TEST_P(ErrorFeedback, ResidualIsExactlyWhatTheChunkMisses) {
+  const CodecSpec spec = codec::parseCodecSpec(GetParam().spec);
+  const qcclDataType_t rtype = GetParam().residualType;
+  const size_t n = 3000 + 7;  // not a whole number of tiles or blocks
+  std::vector<float> x = studentT3(n, 5);
+  x[100] = std::nanf("");
+  const std::vector<float> e0 = gaussian(n, 6, 0.01f);
+  for (const qcclDataType_t inputType : {qcclFloat32, qcclBfloat16}) {
+    std::vector<uint16_t> xBf16(n), eBf16(n);
+    std::vector<float> p(n), eF32 = e0;
+    for (size_t i = 0; i < n; ++i) {
+      xBf16[i] = uint16_t(floatBits(x[i]) >> 16);
+      eBf16[i] = uint16_t(floatBits(e0[i]) >> 16);
+      const float xi = inputType == qcclFloat32 ? x[i] : bf16Value(xBf16[i]);
+      p[i] = xi + (rtype == qcclFloat32 ? e0[i] : bf16Value(eBf16[i]));
+    }
+    codec::EncodeParams params;
+    params.residual =
+        rtype == qcclFloat32 ? static_cast<void*>(eF32.data()) : static_cast<void*>(eBf16.data());
+    params.residualType = rtype;
+    const void* input = inputType == qcclFloat32 ? static_cast<const void*>(x.data())
+                                                 : static_cast<const void*>(xBf16.data());
+    std::vector<uint8_t> chunk(codec::encodedSize(spec, n, inputType));
+    codec::encode(spec, input, n, inputType, chunk.data(), chunk.size(), params,
+                  codec::cpuKernels());
+    std::vector<float> d(n);
+    codec::decode(spec, chunk.data(), chunk.size(), d.data(), n, qcclFloat32, false,
+                  codec::cpuKernels());
+    size_t kept = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const bool finite = std::isfinite(d[i]);
+      kept += !finite;
+      if (rtype == qcclFloat32) {
+        const float want = finite ? p[i] - d[i] : e0[i];
+        ASSERT_EQ(floatBits(eF32[i]), floatBits(want)) << "element " << i;
+      } else {
+        const uint16_t want =
+            finite ? bf16RoundNearestEven(p[i] - d[i]) : uint16_t(floatBits(e0[i]) >> 16);
+        ASSERT_EQ(eBf16[i], want) << "element " << i;
+      }
+    }
+    EXPECT_GT(kept, 0u) << "the NaN's block should keep its residual";
+    EXPECT_LT(kept, n) << "the other blocks should update theirs";
+  }
+}
+
 std::vector<EfCase> efCases() {
   std::vector<EfCase> cases;
   for (const std::string& s : allFormatSpecs()) {
