@@ -52,15 +52,7 @@ bool agreeOnCall(Context& context, const CallShape& call) {
   describe(context, call, mine);
   Buffer& in = context.workspace->buffer("agree.in", 0);
   in.resize(size_t(n) * kDescriptionBytes);
-  {
-    Phase phase(context);
-    for (int p = 0; p < n; ++p) {
-      if (p == me) continue;
-      phase.recv(p, in.data() + size_t(p) * kDescriptionBytes, kDescriptionBytes);
-      phase.send(p, mine, kDescriptionBytes);
-    }
-    phase.wait();
-  }
+  exchangeWithAll(context, mine, kDescriptionBytes, in.data());
   if (!context.usageError.empty()) return false;  // a message of the wrong size
   for (int p = 0; p < n; ++p) {
     if (p == me) continue;

@@ -95,4 +95,14 @@ std::string Phase::awaited() const {
   return text;
 }
 
+void exchangeWithAll(Context& context, const void* mine, size_t bytes, uint8_t* all) {
+  Phase phase(context);
+  for (int p = 0; p < context.group.size(); ++p) {
+    if (p == context.group.me) continue;
+    phase.recv(p, all + size_t(p) * bytes, bytes);
+    phase.send(p, mine, bytes);
+  }
+  phase.wait();
+}
+
 }  // namespace qccl::coll

@@ -14,9 +14,9 @@
 namespace qccl::coll {
 
 // Paces a polling loop: polls while messages flow, yields the core and then sleeps a little when
-// nothing happens (ranks may share cores with each other and with the kernel's network stack). Throws
-// Error: qcclTimeout past the deadline (naming what is still awaited), qcclInvalidUsage when the
-// communicator was aborted.
+// nothing happens (ranks may share cores with each other and with the kernel's network stack).
+// Throws Error: qcclTimeout past the deadline (naming what is still awaited), qcclInvalidUsage when
+// the communicator was aborted.
 class Backoff {
  public:
   explicit Backoff(const Context& context) : context_(context) {}
@@ -63,5 +63,9 @@ class Phase {
   size_t firstOpen_ = 0;  // messages before it are all done
   size_t open_ = 0;
 };
+
+// Sends the same `bytes` bytes to every other rank of the group and receives each one's into
+// all + peer * bytes (this rank's slot is left alone); returns when every message is done.
+void exchangeWithAll(Context& context, const void* mine, size_t bytes, uint8_t* all);
 
 }  // namespace qccl::coll
