@@ -13,6 +13,7 @@
 // Included once per CPU target inside that target's inline namespace: no std templates here.
 #pragma once
 
+#include "cpu/nibble_vec.h"
 #include "element/e8m0.h"
 #include "element/minifloat.h"
 #include "element/stochastic_round.h"
@@ -95,8 +96,8 @@ QCCL_ALWAYS_INLINE void unpackNibbles(const uint8_t* in, size_t n, uint8_t* code
 // ---- element codes
 // -------------------------------------------------------------------------------
 
-// The 16 values of a 4-bit format, from decode<F>: 4-bit elements decode by table lookup, which
-// vectorises where unpacking nibbles into a code array does not.
+// The 16 values of a 4-bit format, from decode<F>: 4-bit elements decode by table lookup, eight
+// at a time where the target has vectors for it (cpu/nibble_vec.h).
 template <class F>
 struct NibbleValues {
   float value[16];
@@ -156,7 +157,8 @@ struct MinifloatCodes {
       for (size_t i = 0; i < n; ++i) out[i] = decode<F>(in[i]) * factor;
     } else {
       const float* values = nibbleValues<F>();
-      for (size_t i = 0; i < n / 2; ++i) {
+      const size_t done = decodeNibblesVectors(in, n, values, factor, out);
+      for (size_t i = done / 2; i < n / 2; ++i) {
         out[2 * i] = values[in[i] & 0xF] * factor;
         out[2 * i + 1] = values[in[i] >> 4] * factor;
       }
