@@ -8,24 +8,13 @@
 // partner takes s - x = a - b.
 #pragma once
 
+#include "cpu/vec8.h"
 #include "element/hadamard.h"
 
 namespace qccl {
 inline namespace QCCL_ISA {
 
 #if defined(__AVX__)
-typedef float Float8 __attribute__((vector_size(32)));
-typedef int Int8 __attribute__((vector_size(32)));
-
-// Always inlined: a Float8 passed or returned by value outside AVX code would change the ABI.
-QCCL_HD Float8 loadFloat8(const float* p) {
-  Float8 v;
-  __builtin_memcpy(&v, p, sizeof v);
-  return v;
-}
-
-QCCL_HD void storeFloat8(float* p, Float8 v) { __builtin_memcpy(p, &v, sizeof v); }
-
 // The in-vector stages h = 1, 2, 4 on one vector.
 QCCL_HD Float8 hadamardWithinVector(Float8 x) {
   Float8 s = __builtin_shuffle(x, Int8{1, 0, 3, 2, 5, 4, 7, 6});

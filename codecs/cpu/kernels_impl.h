@@ -128,7 +128,7 @@ inline void drawRandomBits(const EncodeJob& job, uint64_t first, size_t n, uint3
 // finite (a non-finite block decodes to NaN and leaves its residual untouched).
 inline void updateResidual(const EncodeJob& job, size_t start, size_t valid, const float* p,
                            const float* decoded) {
-  auto finite = [](float v) { return (floatBits(v) & kAbsMask) < kInfBits; };
+  auto finite = [](float v) { return !quant::isNonFinite(floatBits(v) & kAbsMask); };
   if (job.residualType == qcclFloat32) {
     float* __restrict e = static_cast<float*>(job.residual) + start;
     for (size_t i = 0; i < valid; ++i) e[i] = finite(decoded[i]) ? p[i] - decoded[i] : e[i];

@@ -6,6 +6,8 @@
 
 #include <cstring>
 
+#include "cpu/vec8.h"
+
 namespace qccl {
 inline namespace QCCL_ISA {
 
@@ -14,12 +16,7 @@ inline namespace QCCL_ISA {
 inline size_t decodeNibblesVectors(const uint8_t* in, size_t n, const float* table, float factor,
                                    float* out) {
 #if defined(__AVX2__)
-  typedef float Float8 __attribute__((vector_size(32)));
-  typedef int Int8 __attribute__((vector_size(32)));
-  typedef unsigned UInt8 __attribute__((vector_size(32)));
-  Float8 low, high;
-  std::memcpy(&low, table, sizeof low);
-  std::memcpy(&high, table + 8, sizeof high);
+  const Float8 low = loadFloat8(table), high = loadFloat8(table + 8);
   const Float8 factors = {factor, factor, factor, factor, factor, factor, factor, factor};
   // Code k of a little-endian 32-bit word of four bytes is its nibble k.
   const UInt8 shifts = {0, 4, 8, 12, 16, 20, 24, 28};
@@ -29,8 +26,7 @@ inline size_t decodeNibblesVectors(const uint8_t* in, size_t n, const float* tab
     std::memcpy(&word, in + i / 2, 4);
     const UInt8 words = {word, word, word, word, word, word, word, word};
     const Int8 codes = Int8((words >> shifts) & 15u);
-    const Float8 values = __builtin_shuffle(low, high, codes) * factors;
-    std::memcpy(out + i, &values, sizeof values);
+    storeFloat8(out + i, __builtin_shuffle(low, high, codes) * factors);
   }
   return i;
 #else
