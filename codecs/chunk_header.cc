@@ -1,10 +1,10 @@
-#include "chunk_header.h"
+#include "codecs/chunk_header.h"
 
 #include <cstring>
 
-#include "chunk_layout.h"
-#include "codec_error.h"
-#include "format.h"
+#include "codecs/chunk_layout.h"
+#include "codecs/codec_error.h"
+#include "codecs/format.h"
 
 namespace qccl::codec {
 

@@ -1,6 +1,6 @@
-#include "chunk_layout.h"
+#include "codecs/chunk_layout.h"
 
-#include "codec_error.h"
+#include "codecs/codec_error.h"
 
 namespace qccl::codec {
 

@@ -4,7 +4,7 @@
 
 #include <cstddef>
 
-#include "codec_spec.h"
+#include "codecs/codec_spec.h"
 #include "qccl/qccl.h"
 
 namespace qccl::codec {

@@ -1,12 +1,12 @@
-#include "codec.h"
+#include "codecs/codec.h"
 
 #include <cstring>
 #include <vector>
 
-#include "chunk_header.h"
-#include "chunk_layout.h"
-#include "codec_error.h"
-#include "cpu/kernels.h"
+#include "codecs/chunk_header.h"
+#include "codecs/chunk_layout.h"
+#include "codecs/codec_error.h"
+#include "codecs/cpu/kernels.h"
 
 namespace qccl::codec {
 

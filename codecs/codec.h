@@ -6,8 +6,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "codec_spec.h"
-#include "cpu/kernels.h"
+#include "codecs/codec_spec.h"
+#include "codecs/cpu/kernels.h"
 #include "qccl/qccl.h"
 
 namespace qccl::codec {

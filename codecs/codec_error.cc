@@ -1,4 +1,4 @@
-#include "codec_error.h"
+#include "codecs/codec_error.h"
 
 #include <cstdarg>
 #include <cstdio>

@@ -1,10 +1,10 @@
-#include "codec_spec.h"
+#include "codecs/codec_spec.h"
 
 #include <cctype>
 #include <cstdlib>
 
-#include "codec_error.h"
-#include "element/hadamard.h"
+#include "codecs/codec_error.h"
+#include "codecs/element/hadamard.h"
 
 namespace qccl::codec {
 

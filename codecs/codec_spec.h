@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include "format.h"
+#include "codecs/format.h"
 
 namespace qccl::codec {
 

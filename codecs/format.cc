@@ -1,4 +1,4 @@
-#include "format.h"
+#include "codecs/format.h"
 
 namespace qccl::codec {
 

@@ -2,7 +2,7 @@
 
 #include "collectives/allreduce_impl.h"
 #include "collectives/reduction.h"
-#include "common/error.h"
+#include "src/common/error.h"
 
 namespace qccl::coll {
 

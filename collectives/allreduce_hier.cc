@@ -11,7 +11,7 @@
 #include "collectives/partition.h"
 #include "collectives/phase.h"
 #include "collectives/reduction.h"
-#include "common/error.h"
+#include "src/common/error.h"
 
 namespace qccl::coll {
 

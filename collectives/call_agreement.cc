@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "codec_error.h"
+#include "codecs/codec_error.h"
 #include "collectives/messages.h"
 #include "collectives/phase.h"
 

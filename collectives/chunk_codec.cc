@@ -2,8 +2,8 @@
 
 #include <numeric>
 
-#include "codec.h"
-#include "codec_error.h"
+#include "codecs/codec.h"
+#include "codecs/codec_error.h"
 #include "collectives/messages.h"
 
 namespace qccl::coll {

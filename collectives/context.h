@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "codec_spec.h"
+#include "codecs/codec_spec.h"
 #include "collectives/workspace.h"
-#include "common/deadline.h"
 #include "qccl/qccl.h"
-#include "transport/transport.h"
+#include "src/common/deadline.h"
+#include "src/transport/transport.h"
 
 namespace qccl::coll {
 

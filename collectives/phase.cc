@@ -2,7 +2,7 @@
 
 #include <thread>
 
-#include "common/error.h"
+#include "src/common/error.h"
 
 namespace qccl::coll {
 

@@ -4,8 +4,8 @@
 #include <cstring>
 #include <type_traits>
 
-#include "common/error.h"
-#include "element/minifloat.h"
+#include "codecs/element/minifloat.h"
+#include "src/common/error.h"
 
 namespace qccl::coll {
 

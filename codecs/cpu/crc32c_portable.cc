@@ -1,4 +1,4 @@
-#include "cpu/crc32c.h"
+#include "codecs/cpu/crc32c.h"
 
 #include <array>
 

@@ -3,7 +3,7 @@
 
 #include <cstring>
 
-#include "cpu/crc32c.h"
+#include "codecs/cpu/crc32c.h"
 
 namespace qccl::codec {
 

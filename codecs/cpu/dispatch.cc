@@ -1,8 +1,8 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "codec_error.h"
-#include "cpu/kernels.h"
+#include "codecs/codec_error.h"
+#include "codecs/cpu/kernels.h"
 
 namespace qccl {
 // Each target's table, defined in kernels_<target>.cc inside that target's namespace.

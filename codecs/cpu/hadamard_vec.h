@@ -8,8 +8,8 @@
 // partner takes s - x = a - b.
 #pragma once
 
-#include "cpu/vec8.h"
-#include "element/hadamard.h"
+#include "codecs/cpu/vec8.h"
+#include "codecs/element/hadamard.h"
 
 namespace qccl {
 inline namespace QCCL_ISA {

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "codec_spec.h"
+#include "codecs/codec_spec.h"
 #include "qccl/qccl.h"
 
 namespace qccl::codec {

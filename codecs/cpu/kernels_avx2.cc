@@ -1,7 +1,7 @@
 // x86-64 with AVX2, FMA, F16C and SSE4.2 (compiled with those flags, see CMakeLists.txt).
 #define QCCL_ISA avx2
-#include "cpu/crc32c.h"
-#include "cpu/kernels_impl.h"
+#include "codecs/cpu/crc32c.h"
+#include "codecs/cpu/kernels_impl.h"
 
 namespace qccl::avx2 {
 const codec::KernelTable& isaKernelTable() {

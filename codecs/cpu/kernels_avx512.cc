@@ -1,7 +1,7 @@
 // x86-64 with AVX-512 F/BW/DQ/VL on top of the AVX2 set (compiled with those flags).
 #define QCCL_ISA avx512
-#include "cpu/crc32c.h"
-#include "cpu/kernels_impl.h"
+#include "codecs/cpu/crc32c.h"
+#include "codecs/cpu/kernels_impl.h"
 
 namespace qccl::avx512 {
 const codec::KernelTable& isaKernelTable() {

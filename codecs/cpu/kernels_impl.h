@@ -11,10 +11,10 @@
 #error "define QCCL_ISA before including kernels_impl.h"
 #endif
 
-#include "cpu/hadamard_vec.h"
-#include "cpu/kernels.h"
-#include "cpu/quantizers.h"
-#include "element/philox.h"
+#include "codecs/cpu/hadamard_vec.h"
+#include "codecs/cpu/kernels.h"
+#include "codecs/cpu/quantizers.h"
+#include "codecs/element/philox.h"
 
 namespace qccl {
 inline namespace QCCL_ISA {

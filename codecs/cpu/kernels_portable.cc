@@ -1,7 +1,7 @@
 // The baseline target: whatever the compiler's default instruction set is.
 #define QCCL_ISA portable
-#include "cpu/crc32c.h"
-#include "cpu/kernels_impl.h"
+#include "codecs/cpu/crc32c.h"
+#include "codecs/cpu/kernels_impl.h"
 
 namespace qccl::portable {
 const codec::KernelTable& isaKernelTable() {

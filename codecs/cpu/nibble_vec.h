@@ -6,7 +6,7 @@
 
 #include <cstring>
 
-#include "cpu/vec8.h"
+#include "codecs/cpu/vec8.h"
 
 namespace qccl {
 inline namespace QCCL_ISA {

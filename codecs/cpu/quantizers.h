@@ -13,10 +13,10 @@
 // Included once per CPU target inside that target's inline namespace: no std templates here.
 #pragma once
 
-#include "cpu/nibble_vec.h"
-#include "element/e8m0.h"
-#include "element/minifloat.h"
-#include "element/stochastic_round.h"
+#include "codecs/cpu/nibble_vec.h"
+#include "codecs/element/e8m0.h"
+#include "codecs/element/minifloat.h"
+#include "codecs/element/stochastic_round.h"
 
 // Quantizers are inlined into the block loops, which pass full blocks' length as a
 // compile-time constant: the loops over 16 or 32 elements then unroll and vectorise.

@@ -2,7 +2,7 @@
 // vector code (cpu/hadamard_vec.h, cpu/nibble_vec.h): one register from AVX on.
 #pragma once
 
-#include "element/host_device.h"
+#include "codecs/element/host_device.h"
 
 namespace qccl {
 inline namespace QCCL_ISA {

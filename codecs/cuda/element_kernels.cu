@@ -3,11 +3,11 @@
 #include <stdexcept>
 #include <string>
 
-#include "cuda/element_kernels.h"
-#include "element/e8m0.h"
-#include "element/hadamard.h"
-#include "element/minifloat.h"
-#include "element/stochastic_round.h"
+#include "codecs/cuda/element_kernels.h"
+#include "codecs/element/e8m0.h"
+#include "codecs/element/hadamard.h"
+#include "codecs/element/minifloat.h"
+#include "codecs/element/stochastic_round.h"
 
 namespace qccl::cuda {
 

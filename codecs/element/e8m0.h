@@ -1,7 +1,7 @@
 // E8M0, the OCP MX block scale: a bare power of two 2^(code - 127); 0xFF is NaN.
 #pragma once
 
-#include "host_device.h"
+#include "codecs/element/host_device.h"
 
 namespace qccl {
 inline namespace QCCL_ISA {

@@ -4,8 +4,8 @@
 // implementation that performs the same butterflies gets the same bits.
 #pragma once
 
-#include "host_device.h"
-#include "philox.h"
+#include "codecs/element/host_device.h"
+#include "codecs/element/philox.h"
 
 namespace qccl {
 inline namespace QCCL_ISA {

@@ -9,7 +9,7 @@
 // __NV_SATFINITE conversions bit for bit (tests/unit/oracle_nvidia_test.cc).
 #pragma once
 
-#include "host_device.h"
+#include "codecs/element/host_device.h"
 
 namespace qccl {
 inline namespace QCCL_ISA {

@@ -3,7 +3,7 @@
 // (key, counter) without sharing state.
 #pragma once
 
-#include "host_device.h"
+#include "codecs/element/host_device.h"
 
 namespace qccl {
 inline namespace QCCL_ISA {

@@ -4,8 +4,8 @@
 // so the round-to-nearest conversion that follows only saturates and packs.
 #pragma once
 
-#include "host_device.h"
-#include "minifloat.h"
+#include "codecs/element/host_device.h"
+#include "codecs/element/minifloat.h"
 
 namespace qccl {
 inline namespace QCCL_ISA {

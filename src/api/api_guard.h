@@ -7,10 +7,10 @@
 #include <stdexcept>
 #include <string>
 
-#include "codec_error.h"
-#include "common/error.h"
-#include "last_error.h"
+#include "codecs/codec_error.h"
 #include "qccl/qccl.h"
+#include "src/api/last_error.h"
+#include "src/common/error.h"
 
 namespace qccl {
 

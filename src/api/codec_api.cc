@@ -2,9 +2,9 @@
 #include <cstring>
 #include <string>
 
-#include "api_guard.h"
-#include "codec.h"
+#include "codecs/codec.h"
 #include "qccl/qccl_codec.h"
+#include "src/api/api_guard.h"
 
 namespace qccl {
 namespace {

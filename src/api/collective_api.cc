@@ -1,6 +1,6 @@
 // The collectives: each packs its arguments and calls one runner in src/comm.
-#include "api_guard.h"
-#include "comm/collective_calls.h"
+#include "src/api/api_guard.h"
+#include "src/comm/collective_calls.h"
 
 using qccl::apiCall;
 using qccl::CollectiveKind;

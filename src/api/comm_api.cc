@@ -1,9 +1,9 @@
 // Communicator lifecycle: unique ids, init, finalize, destroy, abort, queries.
 #include <mutex>
 
-#include "api_guard.h"
-#include "comm/comm.h"
-#include "comm/unique_id_source.h"
+#include "src/api/api_guard.h"
+#include "src/comm/comm.h"
+#include "src/comm/unique_id_source.h"
 
 using qccl::apiCall;
 using qccl::throwError;

@@ -1,8 +1,8 @@
 // Error-feedback state: reset, size, save, load.
 #include <mutex>
 
-#include "api_guard.h"
-#include "comm/comm.h"
+#include "src/api/api_guard.h"
+#include "src/comm/comm.h"
 
 using qccl::apiCall;
 using qccl::throwError;

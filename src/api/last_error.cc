@@ -1,4 +1,4 @@
-#include "last_error.h"
+#include "src/api/last_error.h"
 
 namespace qccl {
 

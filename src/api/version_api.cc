@@ -1,5 +1,5 @@
 // qcclGetVersion, qcclGetErrorString, qcclGetLastError.
-#include "api_guard.h"
+#include "src/api/api_guard.h"
 
 extern "C" {
 

@@ -1,13 +1,13 @@
-#include "bootstrap/exchange.h"
+#include "src/bootstrap/exchange.h"
 
 #include <algorithm>
 #include <cstring>
 #include <thread>
 
-#include "common/error.h"
-#include "common/log.h"
-#include "common/random_bytes.h"
-#include "common/siphash.h"
+#include "src/common/error.h"
+#include "src/common/log.h"
+#include "src/common/random_bytes.h"
+#include "src/common/siphash.h"
 
 namespace qccl::bootstrap {
 

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "bootstrap/unique_id.h"
-#include "common/deadline.h"
+#include "src/bootstrap/unique_id.h"
+#include "src/common/deadline.h"
 
 namespace qccl::bootstrap {
 

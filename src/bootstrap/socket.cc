@@ -1,4 +1,4 @@
-#include "bootstrap/socket.h"
+#include "src/bootstrap/socket.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -14,8 +14,8 @@
 #include <thread>
 #include <vector>
 
-#include "common/error.h"
-#include "common/params.h"
+#include "src/common/error.h"
+#include "src/common/params.h"
 
 namespace qccl::bootstrap {
 

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string>
 
-#include "common/deadline.h"
+#include "src/common/deadline.h"
 
 namespace qccl::bootstrap {
 

@@ -1,8 +1,8 @@
-#include "bootstrap/unique_id.h"
+#include "src/bootstrap/unique_id.h"
 
 #include <cstring>
 
-#include "common/error.h"
+#include "src/common/error.h"
 
 namespace qccl::bootstrap {
 

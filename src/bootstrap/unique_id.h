@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <string>
 
-#include "bootstrap/socket.h"
 #include "qccl/qccl.h"
+#include "src/bootstrap/socket.h"
 
 namespace qccl::bootstrap {
 

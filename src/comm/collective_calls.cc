@@ -1,12 +1,12 @@
-#include "comm/collective_calls.h"
+#include "src/comm/collective_calls.h"
 
 #include <cstring>
 
-#include "codec_error.h"
+#include "codecs/codec_error.h"
 #include "collectives/collectives.h"
 #include "collectives/reduction.h"
-#include "common/error.h"
-#include "common/log.h"
+#include "src/common/error.h"
+#include "src/common/log.h"
 
 namespace qccl {
 

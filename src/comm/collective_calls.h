@@ -2,7 +2,7 @@
 // the error-feedback key, and the collective's context (docs/ALGORITHMS.md).
 #pragma once
 
-#include "comm/comm.h"
+#include "src/comm/comm.h"
 
 namespace qccl {
 

@@ -1,15 +1,15 @@
-#include "comm/comm.h"
+#include "src/comm/comm.h"
 
 #include <algorithm>
 #include <map>
 #include <set>
 
-#include "bootstrap/unique_id.h"
 #include "collectives/collectives.h"
-#include "common/error.h"
-#include "common/log.h"
-#include "common/siphash.h"
-#include "transport/factory.h"
+#include "src/bootstrap/unique_id.h"
+#include "src/common/error.h"
+#include "src/common/log.h"
+#include "src/common/siphash.h"
+#include "src/transport/factory.h"
 
 namespace qccl {
 

@@ -10,10 +10,10 @@
 #include <string>
 
 #include "collectives/context.h"
-#include "comm/settings.h"
-#include "ef/ef_store.h"
 #include "qccl/qccl.h"
-#include "transport/transport.h"
+#include "src/comm/settings.h"
+#include "src/ef/ef_store.h"
+#include "src/transport/transport.h"
 
 struct qcclComm {
   enum class State { Live, Failed, Aborted, Destroyed };

@@ -1,10 +1,10 @@
-#include "comm/settings.h"
+#include "src/comm/settings.h"
 
 #include <cstring>
 
-#include "codec_error.h"
-#include "common/error.h"
-#include "common/params.h"
+#include "codecs/codec_error.h"
+#include "src/common/error.h"
+#include "src/common/params.h"
 
 namespace qccl {
 

@@ -5,7 +5,7 @@
 #include <chrono>
 #include <string>
 
-#include "codec_spec.h"
+#include "codecs/codec_spec.h"
 #include "collectives/collectives.h"
 #include "qccl/qccl.h"
 

@@ -1,18 +1,18 @@
-#include "comm/unique_id_source.h"
+#include "src/comm/unique_id_source.h"
 
 #include <cstdlib>
 #include <cstring>
 #include <string>
 
-#include "bootstrap/exchange.h"
-#include "bootstrap/unique_id.h"
-#include "common/error.h"
-#include "common/log.h"
-#include "common/params.h"
-#include "common/random_bytes.h"
-#include "common/siphash.h"
+#include "src/bootstrap/exchange.h"
+#include "src/bootstrap/unique_id.h"
+#include "src/common/error.h"
+#include "src/common/log.h"
+#include "src/common/params.h"
+#include "src/common/random_bytes.h"
+#include "src/common/siphash.h"
 #if QCCL_HAVE_MPI
-#include "transport/mpi_transport.h"
+#include "src/transport/mpi_transport.h"
 #endif
 
 namespace qccl {

@@ -1,4 +1,4 @@
-#include "error.h"
+#include "src/common/error.h"
 
 #include <cstdarg>
 #include <cstdio>

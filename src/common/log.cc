@@ -1,4 +1,4 @@
-#include "log.h"
+#include "src/common/log.h"
 
 #include <strings.h>
 #include <sys/syscall.h>

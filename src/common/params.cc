@@ -1,12 +1,12 @@
-#include "params.h"
+#include "src/common/params.h"
 
 #include <cerrno>
 #include <cstdlib>
 #include <mutex>
 #include <set>
 
-#include "error.h"
-#include "log.h"
+#include "src/common/error.h"
+#include "src/common/log.h"
 
 namespace qccl {
 

@@ -1,10 +1,10 @@
-#include "random_bytes.h"
+#include "src/common/random_bytes.h"
 
 #include <sys/random.h>
 
 #include <cerrno>
 
-#include "error.h"
+#include "src/common/error.h"
 
 namespace qccl {
 

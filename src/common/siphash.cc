@@ -1,4 +1,4 @@
-#include "siphash.h"
+#include "src/common/siphash.h"
 
 #include <cstring>
 

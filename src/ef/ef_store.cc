@@ -1,9 +1,9 @@
-#include "ef/ef_store.h"
+#include "src/ef/ef_store.h"
 
 #include <cstring>
 
-#include "common/error.h"
-#include "common/log.h"
+#include "src/common/error.h"
+#include "src/common/log.h"
 
 namespace qccl::ef {
 

@@ -20,9 +20,9 @@
 #include <string>
 #include <vector>
 
-#include "bootstrap/unique_id.h"
-#include "comm/unique_id_source.h"
-#include "common/error.h"
+#include "src/bootstrap/unique_id.h"
+#include "src/comm/unique_id_source.h"
+#include "src/common/error.h"
 
 namespace {
 

@@ -1,12 +1,12 @@
-#include "transport/factory.h"
+#include "src/transport/factory.h"
 
-#include "common/error.h"
-#include "transport/local_transport.h"
+#include "src/common/error.h"
+#include "src/transport/local_transport.h"
 #if QCCL_HAVE_UCX
-#include "transport/ucx_transport.h"
+#include "src/transport/ucx_transport.h"
 #endif
 #if QCCL_HAVE_MPI
-#include "transport/mpi_transport.h"
+#include "src/transport/mpi_transport.h"
 #endif
 
 namespace qccl::transport {

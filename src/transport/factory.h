@@ -4,9 +4,9 @@
 #include <memory>
 #include <string>
 
-#include "bootstrap/unique_id.h"
-#include "common/deadline.h"
-#include "transport/transport.h"
+#include "src/bootstrap/unique_id.h"
+#include "src/common/deadline.h"
+#include "src/transport/transport.h"
 
 namespace qccl::transport {
 

@@ -1,4 +1,4 @@
-#include "transport/local_transport.h"
+#include "src/transport/local_transport.h"
 
 #include <condition_variable>
 #include <cstring>
@@ -8,7 +8,7 @@
 #include <tuple>
 #include <vector>
 
-#include "common/error.h"
+#include "src/common/error.h"
 
 namespace qccl::transport {
 

@@ -9,8 +9,8 @@
 #include <unordered_map>
 #include <utility>
 
-#include "common/deadline.h"
-#include "transport/transport.h"
+#include "src/common/deadline.h"
+#include "src/transport/transport.h"
 
 namespace qccl::transport {
 

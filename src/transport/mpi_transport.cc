@@ -1,12 +1,12 @@
-#include "transport/mpi_transport.h"
+#include "src/transport/mpi_transport.h"
 
 #include <unistd.h>
 
 #include <cstdlib>
 #include <string>
 
-#include "common/error.h"
-#include "common/log.h"
+#include "src/common/error.h"
+#include "src/common/log.h"
 
 namespace qccl::transport {
 

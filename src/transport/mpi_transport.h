@@ -8,7 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "transport/transport.h"
+#include "src/transport/transport.h"
 
 namespace qccl::transport {
 

@@ -1,13 +1,13 @@
-#include "transport/ucx_transport.h"
+#include "src/transport/ucx_transport.h"
 
 #include <unistd.h>
 
 #include <cstring>
 #include <thread>
 
-#include "bootstrap/exchange.h"
-#include "common/error.h"
-#include "common/log.h"
+#include "src/bootstrap/exchange.h"
+#include "src/common/error.h"
+#include "src/common/log.h"
 
 namespace qccl::transport {
 

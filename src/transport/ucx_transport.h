@@ -10,9 +10,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "bootstrap/unique_id.h"
-#include "common/deadline.h"
-#include "transport/transport.h"
+#include "src/bootstrap/unique_id.h"
+#include "src/common/deadline.h"
+#include "src/transport/transport.h"
 
 namespace qccl::transport {
 

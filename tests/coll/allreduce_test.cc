@@ -6,11 +6,11 @@
 #include <mutex>
 #include <tuple>
 
-#include "codec.h"
-#include "collective_reference.h"
+#include "codecs/codec.h"
 #include "collectives/chunk_codec.h"
-#include "common/siphash.h"
-#include "ranks.h"
+#include "src/common/siphash.h"
+#include "tests/coll/collective_reference.h"
+#include "tests/coll/ranks.h"
 
 namespace qccl::test {
 namespace {

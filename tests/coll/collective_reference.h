@@ -8,11 +8,11 @@
 #include <cstring>
 #include <vector>
 
-#include "codec_spec.h"
+#include "codecs/codec_spec.h"
+#include "codecs/element/minifloat.h"
 #include "collectives/partition.h"
-#include "element/minifloat.h"
 #include "qccl/qccl.h"
-#include "unit/codec_test_util.h"
+#include "tests/unit/codec_test_util.h"
 
 namespace qccl::test {
 

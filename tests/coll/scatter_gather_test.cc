@@ -4,8 +4,8 @@
 
 #include <mutex>
 
-#include "collective_reference.h"
-#include "ranks.h"
+#include "tests/coll/collective_reference.h"
+#include "tests/coll/ranks.h"
 
 namespace qccl::test {
 namespace {

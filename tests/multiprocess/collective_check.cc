@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "coll/collective_reference.h"
+#include "tests/coll/collective_reference.h"
 #if QCCL_CHECK_WITH_MPI
 #include <mpi.h>
 #endif

@@ -12,8 +12,8 @@
 #include <random>
 #include <vector>
 
-#include "element/e8m0.h"
-#include "element/minifloat.h"
+#include "codecs/element/e8m0.h"
+#include "codecs/element/minifloat.h"
 
 namespace qccl {
 namespace {

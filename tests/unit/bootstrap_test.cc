@@ -4,10 +4,10 @@
 
 #include <thread>
 
-#include "bootstrap/exchange.h"
-#include "bootstrap/unique_id.h"
-#include "common/error.h"
-#include "common/siphash.h"
+#include "src/bootstrap/exchange.h"
+#include "src/bootstrap/unique_id.h"
+#include "src/common/error.h"
+#include "src/common/siphash.h"
 
 namespace qccl::bootstrap {
 namespace {

@@ -2,10 +2,10 @@
 // chunks that do not match (another codec or count, bad magic, truncation, corruption).
 #include <gtest/gtest.h>
 
-#include "chunk_header.h"
-#include "chunk_layout.h"
-#include "codec_error.h"
-#include "codec_test_util.h"
+#include "codecs/chunk_header.h"
+#include "codecs/chunk_layout.h"
+#include "codecs/codec_error.h"
+#include "tests/unit/codec_test_util.h"
 
 namespace qccl::test {
 namespace {

@@ -1,8 +1,8 @@
 // Input and output dtypes (fp32, bf16, fp16) and decode-accumulate into fp32.
 #include <gtest/gtest.h>
 
-#include "codec_test_util.h"
-#include "element/minifloat.h"
+#include "codecs/element/minifloat.h"
+#include "tests/unit/codec_test_util.h"
 
 namespace qccl::test {
 namespace {

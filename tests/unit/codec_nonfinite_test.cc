@@ -3,7 +3,7 @@
 // leaves that block's residual untouched.
 #include <gtest/gtest.h>
 
-#include "codec_test_util.h"
+#include "tests/unit/codec_test_util.h"
 
 namespace qccl::test {
 namespace {

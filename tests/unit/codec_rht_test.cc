@@ -5,7 +5,7 @@
 // nothing in L2 from it; docs/CODECS.md has the measured table.
 #include <gtest/gtest.h>
 
-#include "codec_test_util.h"
+#include "tests/unit/codec_test_util.h"
 
 namespace qccl::test {
 namespace {

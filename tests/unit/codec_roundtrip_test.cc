@@ -4,7 +4,7 @@
 
 #include <tuple>
 
-#include "codec_test_util.h"
+#include "tests/unit/codec_test_util.h"
 
 namespace qccl::test {
 namespace {

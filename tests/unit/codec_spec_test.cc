@@ -1,8 +1,8 @@
 // Codec spec parsing: the grammar FORMAT[+sr][+rht[R]][/bN], canonical names, and clear errors.
 #include <gtest/gtest.h>
 
-#include "codec_error.h"
-#include "codec_spec.h"
+#include "codecs/codec_error.h"
+#include "codecs/codec_spec.h"
 
 namespace qccl::codec {
 namespace {

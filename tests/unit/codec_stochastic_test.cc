@@ -2,7 +2,7 @@
 // different for other keys, and unbiased: the mean of many encodes approaches the input.
 #include <gtest/gtest.h>
 
-#include "codec_test_util.h"
+#include "tests/unit/codec_test_util.h"
 
 namespace qccl::test {
 namespace {

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "codec.h"
-#include "element/hadamard.h"
+#include "codecs/codec.h"
+#include "codecs/element/hadamard.h"
 
 namespace qccl::test {
 

@@ -5,9 +5,9 @@
 
 #include <random>
 
-#include "element/e8m0.h"
-#include "element/minifloat.h"
-#include "reference_formats.h"
+#include "codecs/element/e8m0.h"
+#include "codecs/element/minifloat.h"
+#include "tests/unit/reference_formats.h"
 
 namespace qccl::test {
 namespace {

@@ -3,7 +3,7 @@
 // fp32 rounding of the residual arithmetic), so |mean - x| = |e_T| / T.
 #include <gtest/gtest.h>
 
-#include "codec_test_util.h"
+#include "tests/unit/codec_test_util.h"
 
 namespace qccl::test {
 namespace {

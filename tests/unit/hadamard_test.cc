@@ -6,8 +6,8 @@
 #include <random>
 #include <vector>
 
-#include "cpu/hadamard_vec.h"
-#include "element/hadamard.h"
+#include "codecs/cpu/hadamard_vec.h"
+#include "codecs/element/hadamard.h"
 
 namespace qccl {
 namespace {

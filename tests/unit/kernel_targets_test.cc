@@ -2,8 +2,8 @@
 // every codec, so the choice of target never changes a result.
 #include <gtest/gtest.h>
 
-#include "codec_test_util.h"
-#include "cpu/crc32c.h"
+#include "codecs/cpu/crc32c.h"
+#include "tests/unit/codec_test_util.h"
 
 namespace qccl::test {
 namespace {

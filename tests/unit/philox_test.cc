@@ -1,7 +1,7 @@
 // Philox4x32-10 against the known-answer vectors published with Random123 (kat_vectors).
 #include <gtest/gtest.h>
 
-#include "element/philox.h"
+#include "codecs/element/philox.h"
 
 namespace qccl {
 namespace {

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <random>
 
-#include "element/stochastic_round.h"
+#include "codecs/element/stochastic_round.h"
 
 namespace qccl {
 namespace {
