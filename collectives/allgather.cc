@@ -15,22 +15,17 @@
 namespace qccl::coll {
 
 namespace {
-constexpr uint8_t kKindShard = 6;
-constexpr uint8_t kKindShardCall = 12;
-}  // namespace
-
-namespace {
 
 void allgatherExact(Context& context, const void* send, void* recv, size_t sendCount,
                     qcclDataType_t dtype) {
   const int n = context.group.size(), me = context.group.me;
   const size_t shardBytes = sendCount * dataTypeSize(dtype);
   Workspace& ws = *context.workspace;
-  Buffer& mine = ws.buffer("ag.mine", 0);
+  Buffer& mine = ws.buffer(Slot::AllgatherMine, 0);
   mine.resize(kExactHeaderBytes + shardBytes);
-  writeExactHeader(mine.data(), dtype, 0, kKindShard, sendCount);
+  writeExactHeader(mine.data(), dtype, 0, MessageKind::ExactShard, sendCount);
   std::memcpy(mine.data() + kExactHeaderBytes, send, shardBytes);
-  auto in = [&](int p) -> Buffer& { return ws.buffer("ag.in", size_t(p)); };
+  auto in = [&](int p) -> Buffer& { return ws.buffer(Slot::AllgatherIn, size_t(p)); };
   {
     Phase phase(context);
     for (int p = 0; p < n; ++p) {
@@ -42,7 +37,7 @@ void allgatherExact(Context& context, const void* send, void* recv, size_t sendC
     phase.wait();
   }
   for (int p = 0; p < n; ++p) {
-    if (p != me) acceptExact(context, in(p), dtype, 0, kKindShard, sendCount, p);
+    if (p != me) acceptExact(context, in(p), dtype, 0, MessageKind::ExactShard, sendCount, p);
   }
   throwIfUsageError(context);
   auto* out = static_cast<uint8_t*>(recv);
@@ -59,7 +54,8 @@ void allgatherExact(Context& context, const void* send, void* recv, size_t sendC
 void allgatherCompressed(Context& context, const void* send, void* recv, size_t sendCount,
                          qcclDataType_t dtype, bool keepOwnShardExact) {
   const int n = context.group.size(), me = context.group.me;
-  if (!agreeOnCall(context, {kKindShardCall, dtype, 0, sendCount})) throwIfUsageError(context);
+  if (!agreeOnCall(context, {MessageKind::AllgatherCall, dtype, 0, sendCount}))
+    throwIfUsageError(context);
   const size_t width = dataTypeSize(dtype), first = size_t(me) * sendCount;
   std::vector<Span> spans(static_cast<size_t>(n));
   for (int p = 0; p < n; ++p) spans[size_t(p)] = {size_t(p) * sendCount, size_t(p + 1) * sendCount};

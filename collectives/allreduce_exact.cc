@@ -12,10 +12,9 @@
 namespace qccl::coll {
 
 namespace {
-constexpr uint8_t kKindContribution = 1;
-constexpr uint8_t kKindResult = 2;
 
-void frame(Buffer& m, qcclDataType_t dtype, int op, uint8_t kind, const void* data, size_t count) {
+void frame(Buffer& m, qcclDataType_t dtype, int op, MessageKind kind, const void* data,
+           size_t count) {
   const size_t bytes = count * dataTypeSize(dtype);
   m.resize(kExactHeaderBytes + bytes);
   writeExactHeader(m.data(), dtype, op, kind, count);
@@ -30,16 +29,16 @@ void allreduceExact(Context& context, const ReduceArgs& a) {
   const Span mine = spans[size_t(me)];
   const auto* send = static_cast<const uint8_t*>(a.send);
   Workspace& ws = *context.workspace;
-  auto out = [&](int p) -> Buffer& { return ws.buffer("exact.out", size_t(p)); };
-  auto in = [&](int p) -> Buffer& { return ws.buffer("exact.in", size_t(p)); };
+  auto out = [&](int p) -> Buffer& { return ws.buffer(Slot::ExactOut, size_t(p)); };
+  auto in = [&](int p) -> Buffer& { return ws.buffer(Slot::ExactIn, size_t(p)); };
 
   // Phase 1: chunk p of this rank's vector to rank p.
   {
     Phase phase(context);
     for (int p = 0; p < n; ++p) {
       if (p == me) continue;
-      frame(out(p), a.dtype, a.op, kKindContribution, send + spans[size_t(p)].begin * width,
-            spans[size_t(p)].size());
+      frame(out(p), a.dtype, a.op, MessageKind::ExactContribution,
+            send + spans[size_t(p)].begin * width, spans[size_t(p)].size());
       in(p).resize(kExactHeaderBytes + mine.size() * width);
       phase.recv(p, in(p).data(), in(p).size());
       phase.send(p, out(p).data(), out(p).size());
@@ -51,16 +50,17 @@ void allreduceExact(Context& context, const ReduceArgs& a) {
   for (int p = 0; p < n; ++p) {
     if (p == me) {
       acc.add(send + mine.begin * width);
-    } else if (acceptExact(context, in(p), a.dtype, a.op, kKindContribution, mine.size(), p)) {
+    } else if (acceptExact(context, in(p), a.dtype, a.op, MessageKind::ExactContribution,
+                           mine.size(), p)) {
       acc.add(in(p).data() + kExactHeaderBytes);
     } else {
       ok = false;
     }
   }
-  Buffer& result = ws.buffer("exact.result", 0);
+  Buffer& result = ws.buffer(Slot::ExactResult, 0);
   result.resize(kExactHeaderBytes + mine.size() * width);
   if (ok) {
-    writeExactHeader(result.data(), a.dtype, a.op, kKindResult, mine.size());
+    writeExactHeader(result.data(), a.dtype, a.op, MessageKind::ExactResult, mine.size());
     acc.finish(n, result.data() + kExactHeaderBytes);
   } else {
     writePoison(result.data(), result.size(), context.globalRank());
@@ -79,7 +79,8 @@ void allreduceExact(Context& context, const ReduceArgs& a) {
   }
   for (int p = 0; p < n; ++p) {
     if (p != me)
-      acceptExact(context, in(p), a.dtype, a.op, kKindResult, spans[size_t(p)].size(), p);
+      acceptExact(context, in(p), a.dtype, a.op, MessageKind::ExactResult, spans[size_t(p)].size(),
+                  p);
   }
   if (!context.usageError.empty()) return;  // the caller reports it; the output stays untouched
   auto* recv = static_cast<uint8_t*>(a.recv);

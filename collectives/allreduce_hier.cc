@@ -17,20 +17,17 @@ namespace qccl::coll {
 
 namespace {
 
-constexpr uint8_t kKindSlice = 3;
-constexpr uint8_t kKindReducedSlice = 4;
-
 // Sends sendSpans[p] of `values` (fp32) to group member p and receives recvSpans[p] floats from
 // it into the workspace's "hier.in" buffers (header first), checking what arrives.
 void exchangeSlices(Context& context, const std::vector<Span>& sendSpans, const float* values,
-                    const std::vector<Span>& recvSpans, uint8_t kind) {
+                    const std::vector<Span>& recvSpans, MessageKind kind) {
   const int g = context.group.size(), me = context.group.me;
   Workspace& ws = *context.workspace;
   Phase phase(context);
   for (int p = 0; p < g; ++p) {
     if (p == me) continue;
     const Span s = sendSpans[size_t(p)];
-    Buffer& out = ws.buffer("hier.out", size_t(p));
+    Buffer& out = ws.buffer(Slot::HierOut, size_t(p));
     out.resize(kExactHeaderBytes + 4 * s.size());
     if (context.usageError.empty()) {
       writeExactHeader(out.data(), qcclFloat32, qcclSum, kind, s.size());
@@ -38,7 +35,7 @@ void exchangeSlices(Context& context, const std::vector<Span>& sendSpans, const 
     } else {
       writePoison(out.data(), out.size(), context.globalRank());
     }
-    Buffer& in = ws.buffer("hier.in", size_t(p));
+    Buffer& in = ws.buffer(Slot::HierIn, size_t(p));
     in.resize(kExactHeaderBytes + 4 * recvSpans[size_t(p)].size());
     phase.recv(p, in.data(), in.size());
     phase.send(p, out.data(), out.size());
@@ -46,14 +43,14 @@ void exchangeSlices(Context& context, const std::vector<Span>& sendSpans, const 
   phase.wait();
   for (int p = 0; p < g; ++p) {
     if (p != me) {
-      acceptExact(context, ws.buffer("hier.in", size_t(p)), qcclFloat32, qcclSum, kind,
+      acceptExact(context, ws.buffer(Slot::HierIn, size_t(p)), qcclFloat32, qcclSum, kind,
                   recvSpans[size_t(p)].size(), p);
     }
   }
 }
 
 const float* received(Context& context, int p) {
-  return reinterpret_cast<const float*>(context.workspace->buffer("hier.in", size_t(p)).data() +
+  return reinterpret_cast<const float*>(context.workspace->buffer(Slot::HierIn, size_t(p)).data() +
                                         kExactHeaderBytes);
 }
 
@@ -78,14 +75,15 @@ void allreduceHier(Context& context, const ReduceArgs& a, int groupSize) {
   const std::vector<Span> slices = partition(a.count, groupSize, chunkUnit(context));
   const Span mine = slices[size_t(local)];
   Workspace& ws = *context.workspace;
-  float* values = ws.floats("hier.values", a.count);
+  float* values = ws.floats(Slot::HierValues, a.count);
   toFloat32(a.send, a.dtype, a.count, values);
   const Group whole = context.group;
 
   // 1. Exact reduce-scatter inside the group, in local rank order.
   context.group = inside;
-  exchangeSlices(context, slices, values, std::vector<Span>(size_t(groupSize), mine), kKindSlice);
-  float* slice = ws.floats("hier.slice", mine.size());
+  exchangeSlices(context, slices, values, std::vector<Span>(size_t(groupSize), mine),
+                 MessageKind::HierSlice);
+  float* slice = ws.floats(Slot::HierSlice, mine.size());
   std::fill(slice, slice + mine.size(), 0.0f);
   for (int p = 0; p < groupSize; ++p) {
     const float* from = p == local ? values + mine.begin : received(context, p);
@@ -94,7 +92,7 @@ void allreduceHier(Context& context, const ReduceArgs& a, int groupSize) {
 
   // 2. Compressed allreduce of the slice across groups (sums; Avg divides at the end).
   context.group = across;
-  float* reduced = ws.floats("hier.reduced", mine.size());
+  float* reduced = ws.floats(Slot::HierReduced, mine.size());
   if (groups > 1) {
     allreduceSra(context, ReduceArgs{slice, reduced, mine.size(), qcclFloat32, qcclSum});
   } else {
@@ -104,7 +102,7 @@ void allreduceHier(Context& context, const ReduceArgs& a, int groupSize) {
   // 3. Exact allgather inside the group.
   context.group = inside;
   exchangeSlices(context, std::vector<Span>(size_t(groupSize), Span{0, mine.size()}), reduced,
-                 slices, kKindReducedSlice);
+                 slices, MessageKind::HierReducedSlice);
   context.group = whole;
   if (!context.usageError.empty()) return;  // the caller reports it; the output stays untouched
   for (int p = 0; p < groupSize; ++p) {

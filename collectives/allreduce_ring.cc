@@ -22,11 +22,11 @@ void allreduceRing(Context& context, const ReduceArgs& a) {
 
   Workspace& ws = *context.workspace;
   // This rank's vector in fp32, so every message has the same source dtype.
-  float* values = ws.floats("ring.values", a.count);
+  float* values = ws.floats(Slot::RingValues, a.count);
   toFloat32(a.send, a.dtype, a.count, values);
-  Buffer& outgoing = ws.buffer("ring.outgoing", 0);
-  Buffer& incoming = ws.buffer("ring.incoming", 0);
-  float* partial = ws.floats("ring.partial", spans.empty() ? 0 : spans[0].size());
+  Buffer& outgoing = ws.buffer(Slot::RingOutgoing, 0);
+  Buffer& incoming = ws.buffer(Slot::RingIncoming, 0);
+  float* partial = ws.floats(Slot::RingPartial, spans.empty() ? 0 : spans[0].size());
   auto encodeSlot = [&](int c, const float* data, Residuals::Slot slot) {
     const Span s = spans[size_t(c)];
     const size_t slotCount = slot == Residuals::kWorker ? a.count : s.size();
@@ -67,7 +67,7 @@ void allreduceRing(Context& context, const ReduceArgs& a) {
   }
 
   // Allgather: forward the encoded reduced chunks around the ring.
-  auto reduced = [&](int c) -> Buffer& { return ws.buffer("ring.reduced", size_t(c)); };
+  auto reduced = [&](int c) -> Buffer& { return ws.buffer(Slot::RingReduced, size_t(c)); };
   reduced(right).resize(outgoing.size());  // this rank owns chunk (me + 1)
   std::memcpy(reduced(right).data(), outgoing.data(), outgoing.size());
   for (int step = 0; step < n - 1; ++step) {

@@ -13,13 +13,9 @@
 
 namespace qccl::coll {
 
-namespace {
-constexpr uint8_t kKindSraCall = 10;
-}
-
 void allreduceSra(Context& context, const ReduceArgs& a) {
   // Agreement first: in-place, the output is the input, and it is written segment by segment.
-  if (!agreeOnCall(context, {kKindSraCall, a.dtype, a.op, a.count})) return;
+  if (!agreeOnCall(context, {MessageKind::SraCall, a.dtype, a.op, a.count})) return;
   const std::vector<Span> spans = partition(a.count, context.group.size(), chunkUnit(context));
   const Span mine = spans[size_t(context.group.me)];
   ScatterReduce scatter(context, a, spans);

@@ -9,19 +9,18 @@
 namespace qccl::coll {
 
 void alltoall(Context& context, const void* send, void* recv, size_t count, qcclDataType_t dtype) {
-  constexpr uint8_t kKindBlock = 8;
   const int n = context.group.size(), me = context.group.me;
   const size_t bytes = count * dataTypeSize(dtype);
   const auto* in = static_cast<const uint8_t*>(send);
   Workspace& ws = *context.workspace;
-  auto out = [&](int p) -> Buffer& { return ws.buffer("a2a.out", size_t(p)); };
-  auto got = [&](int p) -> Buffer& { return ws.buffer("a2a.in", size_t(p)); };
+  auto out = [&](int p) -> Buffer& { return ws.buffer(Slot::AlltoallOut, size_t(p)); };
+  auto got = [&](int p) -> Buffer& { return ws.buffer(Slot::AlltoallIn, size_t(p)); };
   {
     Phase phase(context);
     for (int p = 0; p < n; ++p) {
       if (p == me) continue;
       out(p).resize(kExactHeaderBytes + bytes);
-      writeExactHeader(out(p).data(), dtype, 0, kKindBlock, count);
+      writeExactHeader(out(p).data(), dtype, 0, MessageKind::AlltoallBlock, count);
       std::memcpy(out(p).data() + kExactHeaderBytes, in + size_t(p) * bytes, bytes);
       got(p).resize(kExactHeaderBytes + bytes);
       phase.recv(p, got(p).data(), got(p).size());
@@ -31,7 +30,7 @@ void alltoall(Context& context, const void* send, void* recv, size_t count, qccl
   }
   for (int p = 0; p < n; ++p) {
     if (p == me) continue;
-    acceptExact(context, got(p), dtype, 0, kKindBlock, count, p);
+    acceptExact(context, got(p), dtype, 0, MessageKind::AlltoallBlock, count, p);
   }
   throwIfUsageError(context);
   auto* result = static_cast<uint8_t*>(recv);

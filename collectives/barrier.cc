@@ -7,9 +7,8 @@
 namespace qccl::coll {
 
 void barrier(Context& context) {
-  constexpr uint8_t kKindBarrier = 9;
   uint8_t mine[kExactHeaderBytes];
-  writeExactHeader(mine, qcclUint8, 0, kKindBarrier, 0);
+  writeExactHeader(mine, qcclUint8, 0, MessageKind::Barrier, 0);
   std::vector<uint8_t> in(size_t(context.group.size()) * kExactHeaderBytes);
   exchangeWithAll(context, mine, kExactHeaderBytes, in.data());
 }

@@ -10,15 +10,14 @@ namespace qccl::coll {
 
 void broadcast(Context& context, const void* send, void* recv, size_t count, qcclDataType_t dtype,
                int root) {
-  constexpr uint8_t kKindBroadcast = 7;
   const int n = context.group.size(), me = context.group.me;
   const size_t bytes = count * dataTypeSize(dtype);
-  Buffer& message = context.workspace->buffer("bcast.message", 0);
+  Buffer& message = context.workspace->buffer(Slot::BroadcastMessage, 0);
   message.resize(kExactHeaderBytes + bytes);
   {
     Phase phase(context);
     if (me == root) {
-      writeExactHeader(message.data(), dtype, root, kKindBroadcast, count);
+      writeExactHeader(message.data(), dtype, root, MessageKind::Broadcast, count);
       std::memcpy(message.data() + kExactHeaderBytes, send, bytes);
       for (int p = 0; p < n; ++p) {
         if (p != me) phase.send(p, message.data(), message.size());
@@ -29,7 +28,7 @@ void broadcast(Context& context, const void* send, void* recv, size_t count, qcc
     phase.wait();
   }
   if (me != root) {
-    acceptExact(context, message, dtype, root, kKindBroadcast, count, root);
+    acceptExact(context, message, dtype, root, MessageKind::Broadcast, count, root);
   }
   throwIfUsageError(context);
   if (me != root) {

@@ -50,7 +50,7 @@ bool agreeOnCall(Context& context, const CallShape& call) {
   const int n = context.group.size(), me = context.group.me;
   uint8_t mine[kDescriptionBytes];
   describe(context, call, mine);
-  Buffer& in = context.workspace->buffer("agree.in", 0);
+  Buffer& in = context.workspace->buffer(Slot::AgreementIn, 0);
   in.resize(size_t(n) * kDescriptionBytes);
   exchangeWithAll(context, mine, kDescriptionBytes, in.data());
   if (!context.usageError.empty()) return false;  // a message of the wrong size

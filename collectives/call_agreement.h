@@ -11,11 +11,12 @@
 #include <cstdint>
 
 #include "collectives/context.h"
+#include "collectives/message_kinds.h"
 
 namespace qccl::coll {
 
 struct CallShape {
-  uint8_t kind;  // which collective (the message kinds of messages.h)
+  MessageKind kind;  // which collective
   qcclDataType_t dtype;
   int op;
   size_t count;

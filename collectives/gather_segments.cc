@@ -19,7 +19,7 @@ GatherSegments::GatherSegments(Context& context, std::vector<Span> spans,
   decoded_.assign(size_t(n), 0);
   for (int p = 0; p < n; ++p) {
     const Segments& theirs = segments_[size_t(p)];
-    Buffer& in = ws.buffer("gather.in", size_t(p));
+    Buffer& in = ws.buffer(Slot::GatherIn, size_t(p));
     in.resize(theirs.totalBytes());
     if (p == me_) continue;  // the own buffer holds what this rank shares
     for (size_t k = 0; k < theirs.size(); ++k) {
@@ -29,7 +29,7 @@ GatherSegments::GatherSegments(Context& context, std::vector<Span> spans,
 }
 
 uint8_t* GatherSegments::ownSegment(size_t k) {
-  return context_.workspace->buffer("gather.in", size_t(me_)).data() + own().offset(k);
+  return context_.workspace->buffer(Slot::GatherIn, size_t(me_)).data() + own().offset(k);
 }
 
 void GatherSegments::share(size_t k) {
@@ -52,7 +52,7 @@ bool GatherSegments::decodeArrived() {
     size_t& k = decoded_[size_t(p)];
     while (p != me_ && k < theirs.size() && phase_.done(inbox_[size_t(p)][k])) {
       const uint8_t* chunk =
-          context_.workspace->buffer("gather.in", size_t(p)).data() + theirs.offset(k);
+          context_.workspace->buffer(Slot::GatherIn, size_t(p)).data() + theirs.offset(k);
       if (context_.usageError.empty() &&
           acceptChunk(context_, chunk, theirs.bytes(k), theirs.span(k).size(), p)) {
         decode(chunk, theirs.bytes(k), theirs.span(k));

@@ -9,17 +9,17 @@ constexpr char kExactMagic[4] = {'Q', 'E', 'X', 'A'};
 constexpr char kPoisonMagic[4] = {'Q', 'E', 'R', 'R'};
 }  // namespace
 
-void writeExactHeader(uint8_t* out, qcclDataType_t dtype, int op, uint8_t kind, size_t count) {
+void writeExactHeader(uint8_t* out, qcclDataType_t dtype, int op, MessageKind kind, size_t count) {
   std::memcpy(out, kExactMagic, 4);
   out[4] = uint8_t(dtype);
   out[5] = uint8_t(op);
-  out[6] = kind;
+  out[6] = uint8_t(kind);
   out[7] = 0;
   const uint64_t c = count;
   for (int i = 0; i < 8; ++i) out[8 + i] = uint8_t(c >> (8 * i));
 }
 
-std::string checkExactHeader(const uint8_t* in, qcclDataType_t dtype, int op, uint8_t kind,
+std::string checkExactHeader(const uint8_t* in, qcclDataType_t dtype, int op, MessageKind kind,
                              size_t count) {
   if (std::memcmp(in, kExactMagic, 4) != 0) {
     return "received a compressed chunk where an exact message was expected (ranks disagree on "
@@ -27,7 +27,7 @@ std::string checkExactHeader(const uint8_t* in, qcclDataType_t dtype, int op, ui
   }
   uint64_t c = 0;
   for (int i = 0; i < 8; ++i) c |= uint64_t(in[8 + i]) << (8 * i);
-  if (in[4] != uint8_t(dtype) || in[5] != uint8_t(op) || in[6] != kind || c != count) {
+  if (in[4] != uint8_t(dtype) || in[5] != uint8_t(op) || in[6] != uint8_t(kind) || c != count) {
     return "peer called with dtype " + std::to_string(in[4]) + ", op " + std::to_string(in[5]) +
            ", " + std::to_string(c) + " elements; this rank with dtype " +
            std::to_string(int(dtype)) + ", op " + std::to_string(op) + ", " +
@@ -56,7 +56,7 @@ void recordPoison(Context& context, int poisoner) {
 }
 
 bool acceptExact(Context& context, const Buffer& message, qcclDataType_t dtype, int op,
-                 uint8_t kind, size_t count, int from) {
+                 MessageKind kind, size_t count, int from) {
   const int poisoner = poisonSender(message.data(), message.size());
   if (poisoner >= 0) {
     recordPoison(context, poisoner);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "collectives/context.h"
+#include "collectives/message_kinds.h"
 #include "qccl/qccl.h"
 
 namespace qccl::coll {
@@ -17,15 +18,15 @@ namespace qccl::coll {
 constexpr size_t kExactHeaderBytes = 16;
 
 // magic "QEXA" | dtype | op | kind | 0 | count (u64)
-void writeExactHeader(uint8_t* out, qcclDataType_t dtype, int op, uint8_t kind, size_t count);
+void writeExactHeader(uint8_t* out, qcclDataType_t dtype, int op, MessageKind kind, size_t count);
 // Empty when the header matches, else what differs.
-std::string checkExactHeader(const uint8_t* in, qcclDataType_t dtype, int op, uint8_t kind,
+std::string checkExactHeader(const uint8_t* in, qcclDataType_t dtype, int op, MessageKind kind,
                              size_t count);
 
 // True when an exact message from group member `from` is no poison and its header matches;
 // otherwise records the disagreement in the context.
 bool acceptExact(Context& context, const Buffer& message, qcclDataType_t dtype, int op,
-                 uint8_t kind, size_t count, int from);
+                 MessageKind kind, size_t count, int from);
 
 // Records that `poisoner` (a global rank) reported a disagreement.
 void recordPoison(Context& context, int poisoner);

@@ -15,11 +15,6 @@
 namespace qccl::coll {
 
 namespace {
-constexpr uint8_t kKindShare = 5;
-constexpr uint8_t kKindShareCall = 11;
-}  // namespace
-
-namespace {
 
 // The exact path: framed raw shares, reduced like the exact allreduce.
 void reduceScatterExact(Context& context, const ReduceArgs& a) {
@@ -27,14 +22,14 @@ void reduceScatterExact(Context& context, const ReduceArgs& a) {
   const size_t width = dataTypeSize(a.dtype), share = a.count, shareBytes = share * width;
   const auto* send = static_cast<const uint8_t*>(a.send);
   Workspace& ws = *context.workspace;
-  auto out = [&](int p) -> Buffer& { return ws.buffer("rs.out", size_t(p)); };
-  auto in = [&](int p) -> Buffer& { return ws.buffer("rs.in", size_t(p)); };
+  auto out = [&](int p) -> Buffer& { return ws.buffer(Slot::ReduceScatterOut, size_t(p)); };
+  auto in = [&](int p) -> Buffer& { return ws.buffer(Slot::ReduceScatterIn, size_t(p)); };
   {
     Phase phase(context);
     for (int p = 0; p < n; ++p) {
       if (p == me) continue;
       out(p).resize(kExactHeaderBytes + shareBytes);
-      writeExactHeader(out(p).data(), a.dtype, a.op, kKindShare, share);
+      writeExactHeader(out(p).data(), a.dtype, a.op, MessageKind::ExactShare, share);
       std::memcpy(out(p).data() + kExactHeaderBytes, send + size_t(p) * shareBytes, shareBytes);
       in(p).resize(kExactHeaderBytes + shareBytes);
       phase.recv(p, in(p).data(), in(p).size());
@@ -43,7 +38,7 @@ void reduceScatterExact(Context& context, const ReduceArgs& a) {
     phase.wait();
   }
   for (int p = 0; p < n; ++p) {
-    if (p != me) acceptExact(context, in(p), a.dtype, a.op, kKindShare, share, p);
+    if (p != me) acceptExact(context, in(p), a.dtype, a.op, MessageKind::ExactShare, share, p);
   }
   throwIfUsageError(context);  // every rank heard from every other: no second phase to warn them
   Accumulator acc(a.dtype, a.op, share);
@@ -57,7 +52,8 @@ void reduceScatterExact(Context& context, const ReduceArgs& a) {
 // the caller's dtype as soon as it is complete.
 void reduceScatterCompressed(Context& context, const ReduceArgs& a) {
   const int n = context.group.size(), me = context.group.me;
-  if (!agreeOnCall(context, {kKindShareCall, a.dtype, a.op, a.count})) throwIfUsageError(context);
+  if (!agreeOnCall(context, {MessageKind::ReduceScatterCall, a.dtype, a.op, a.count}))
+    throwIfUsageError(context);
   std::vector<Span> spans(static_cast<size_t>(n));
   for (int p = 0; p < n; ++p) spans[size_t(p)] = {size_t(p) * a.count, size_t(p + 1) * a.count};
   ScatterReduce scatter(context, {a.send, a.recv, a.count * size_t(n), a.dtype, a.op}, spans);

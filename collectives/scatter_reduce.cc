@@ -16,14 +16,14 @@ ScatterReduce::ScatterReduce(Context& context, const ReduceArgs& args, std::vect
   inbox_.resize(size_t(n));
   for (int p = 0; p < n; ++p) {
     if (p == me_) continue;
-    Buffer& in = ws.buffer("scatter.in", size_t(p));
+    Buffer& in = ws.buffer(Slot::ScatterIn, size_t(p));
     in.resize(mine.totalBytes());
     for (size_t k = 0; k < mine.size(); ++k) {
       inbox_[size_t(p)].push_back(phase_.recv(p, in.data() + mine.offset(k), mine.bytes(k)));
     }
-    ws.buffer("scatter.out", size_t(p)).resize(segments_[size_t(p)].totalBytes());
+    ws.buffer(Slot::ScatterOut, size_t(p)).resize(segments_[size_t(p)].totalBytes());
   }
-  sums_ = ws.floats("scatter.sums", spans[size_t(me_)].size());
+  sums_ = ws.floats(Slot::ScatterSums, spans[size_t(me_)].size());
 }
 
 bool ScatterReduce::sendNext() {
@@ -37,7 +37,8 @@ bool ScatterReduce::sendNext() {
       const size_t k = sendRound_;
       if (k >= theirs.size()) continue;
       const Span s = theirs.span(k);
-      uint8_t* out = context_.workspace->buffer("scatter.out", size_t(p)).data() + theirs.offset(k);
+      uint8_t* out =
+          context_.workspace->buffer(Slot::ScatterOut, size_t(p)).data() + theirs.offset(k);
       const auto* send = static_cast<const uint8_t*>(args_.send);
       encodeChunk(context_, send + s.begin * dataTypeSize(args_.dtype), s.size(), args_.dtype,
                   {Residuals::kWorker, args_.count, s.begin}, s.begin, out, theirs.bytes(k));
@@ -63,14 +64,14 @@ bool ScatterReduce::reduceNext(Reduced& reduced) {
   ok_ = ok_ && context_.usageError.empty();
   for (int p = 0; p < n; ++p) {
     if (p == me_) {
-      float* own = context_.workspace->floats("scatter.own", s.size());
+      float* own = context_.workspace->floats(Slot::ScatterOwn, s.size());
       const auto* send = static_cast<const uint8_t*>(args_.send);
       toFloat32(send + s.begin * dataTypeSize(args_.dtype), args_.dtype, s.size(), own);
       for (size_t i = 0; i < s.size(); ++i) sums[i] += own[i];
       continue;
     }
     const uint8_t* chunk =
-        context_.workspace->buffer("scatter.in", size_t(p)).data() + mine.offset(k);
+        context_.workspace->buffer(Slot::ScatterIn, size_t(p)).data() + mine.offset(k);
     if (ok_ && acceptChunk(context_, chunk, mine.bytes(k), s.size(), p)) {
       decodeChunk(context_, chunk, mine.bytes(k), s.size(), qcclFloat32, sums, true);
     } else {

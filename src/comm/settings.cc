@@ -47,12 +47,7 @@ Settings resolveSettings(const qcclConfig_t* config) {
   } catch (const codec::CodecError& e) {
     throwError(qcclInvalidArgument, "%s", e.what());
   }
-  s.transport = pick(c.transport, params::kTransport);
-  if (s.transport != "auto" && s.transport != "ucx" && s.transport != "mpi" &&
-      s.transport != "local") {
-    throwError(qcclInvalidArgument, "transport '%s' is not one of auto, ucx, mpi, local",
-               s.transport.c_str());
-  }
+  s.transport = transport::parseTransportKind(pick(c.transport, params::kTransport));
   s.algorithm = parseAlgorithm(pick(c.algorithm, params::kAlgo));
   const int64_t minBytes =
       c.minBytes != QCCL_CONFIG_UNDEF_SIZE ? int64_t(c.minBytes) : paramInt(params::kMinBytes);

@@ -8,12 +8,13 @@
 #include "codecs/codec_spec.h"
 #include "collectives/collectives.h"
 #include "qccl/qccl.h"
+#include "src/transport/transport_kind.h"
 
 namespace qccl {
 
 struct Settings {
   codec::CodecSpec codec;
-  std::string transport;
+  transport::TransportKind transport = transport::TransportKind::Auto;
   coll::AllreduceAlgorithm algorithm = coll::AllreduceAlgorithm::Sra;
   size_t minBytes = 0;
   bool errorFeedback = true;

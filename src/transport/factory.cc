@@ -12,26 +12,26 @@
 namespace qccl::transport {
 
 std::string availableTransports() {
-  std::string names = "local";
+  std::string names = transportName(TransportKind::Local);
 #if QCCL_HAVE_UCX
-  names += ", ucx";
+  names += std::string(", ") + transportName(TransportKind::Ucx);
 #endif
 #if QCCL_HAVE_MPI
-  names += ", mpi";
+  names += std::string(", ") + transportName(TransportKind::Mpi);
 #endif
   return names;
 }
 
 namespace {
 
-std::string resolveAuto(int size) {
+TransportKind resolveAuto(int size) {
 #if QCCL_HAVE_MPI
-  if (MpiTransport::launchedByMpi()) return "mpi";
+  if (MpiTransport::launchedByMpi()) return TransportKind::Mpi;
 #endif
 #if QCCL_HAVE_UCX
-  return "ucx";
+  return TransportKind::Ucx;
 #endif
-  if (size == 1) return "local";
+  if (size == 1) return TransportKind::Local;
   throwError(qcclInvalidUsage,
              "QCCL_TRANSPORT=auto: this build has neither UCX nor MPI; only 'local' (ranks as "
              "threads of one process) is available");
@@ -39,22 +39,22 @@ std::string resolveAuto(int size) {
 
 }  // namespace
 
-std::unique_ptr<Transport> makeTransport(const std::string& requested, const qcclUniqueId& id,
-                                         int rank, int size, const Deadline& deadline) {
-  const std::string name = requested == "auto" ? resolveAuto(size) : requested;
+std::unique_ptr<Transport> makeTransport(TransportKind requested, const qcclUniqueId& id, int rank,
+                                         int size, const Deadline& deadline) {
+  const TransportKind kind = requested == TransportKind::Auto ? resolveAuto(size) : requested;
   const bootstrap::RootInfo root = bootstrap::decodeUniqueId(id);
-  if (name == "local") {
+  if (kind == TransportKind::Local) {
     return std::make_unique<LocalTransport>(std::string(id.internal, sizeof id.internal), rank,
                                             size, deadline);
   }
 #if QCCL_HAVE_UCX
-  if (name == "ucx") return std::make_unique<UcxTransport>(root, rank, size, deadline);
+  if (kind == TransportKind::Ucx) return std::make_unique<UcxTransport>(root, rank, size, deadline);
 #endif
 #if QCCL_HAVE_MPI
-  if (name == "mpi") return std::make_unique<MpiTransport>(rank, size);
+  if (kind == TransportKind::Mpi) return std::make_unique<MpiTransport>(rank, size);
 #endif
   throwError(qcclInvalidArgument, "transport '%s' is not available in this build (available: %s)",
-             name.c_str(), availableTransports().c_str());
+             transportName(kind), availableTransports().c_str());
 }
 
 }  // namespace qccl::transport

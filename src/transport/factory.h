@@ -7,13 +7,13 @@
 #include "src/bootstrap/unique_id.h"
 #include "src/common/deadline.h"
 #include "src/transport/transport.h"
+#include "src/transport/transport_kind.h"
 
 namespace qccl::transport {
 
-// name: "ucx", "mpi", "local", or "auto" (mpi under an MPI launcher when built with MPI, else
-// ucx when built with UCX, else local for a single rank). Throws Error(qcclInvalidArgument) for
-// an unknown or unavailable name.
-std::unique_ptr<Transport> makeTransport(const std::string& name, const qcclUniqueId& id, int rank,
+// Auto: mpi under an MPI launcher when built with MPI, else ucx when built with UCX, else local
+// for a single rank. Throws Error(qcclInvalidArgument) for a transport this build lacks.
+std::unique_ptr<Transport> makeTransport(TransportKind kind, const qcclUniqueId& id, int rank,
                                          int size, const Deadline& deadline);
 
 // The names this build supports, for messages.

@@ -11,6 +11,7 @@
 
 #include "src/common/deadline.h"
 #include "src/transport/transport.h"
+#include "src/transport/transport_kind.h"
 
 namespace qccl::transport {
 
@@ -23,7 +24,7 @@ class LocalTransport : public Transport {
   LocalTransport(const std::string& key, int rank, int size, const Deadline& deadline);
   ~LocalTransport() override;
 
-  const char* name() const override { return "local"; }
+  const char* name() const override { return transportName(TransportKind::Local); }
   Request isend(int peer, uint32_t tag, const void* data, size_t bytes) override;
   Request irecv(int peer, uint32_t tag, void* data, size_t bytes) override;
   bool test(Request request) override;

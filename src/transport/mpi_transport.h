@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "src/transport/transport.h"
+#include "src/transport/transport_kind.h"
 
 namespace qccl::transport {
 
@@ -17,7 +18,7 @@ class MpiTransport : public Transport {
   MpiTransport(int rank, int size);
   ~MpiTransport() override;
 
-  const char* name() const override { return "mpi"; }
+  const char* name() const override { return transportName(TransportKind::Mpi); }
   Request isend(int peer, uint32_t tag, const void* data, size_t bytes) override;
   Request irecv(int peer, uint32_t tag, void* data, size_t bytes) override;
   bool test(Request request) override;

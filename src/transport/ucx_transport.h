@@ -13,6 +13,7 @@
 #include "src/bootstrap/unique_id.h"
 #include "src/common/deadline.h"
 #include "src/transport/transport.h"
+#include "src/transport/transport_kind.h"
 
 namespace qccl::transport {
 
@@ -21,7 +22,7 @@ class UcxTransport : public Transport {
   UcxTransport(const bootstrap::RootInfo& root, int rank, int size, const Deadline& deadline);
   ~UcxTransport() override;
 
-  const char* name() const override { return "ucx"; }
+  const char* name() const override { return transportName(TransportKind::Ucx); }
   Request isend(int peer, uint32_t tag, const void* data, size_t bytes) override;
   Request irecv(int peer, uint32_t tag, void* data, size_t bytes) override;
   bool test(Request request) override;

@@ -90,7 +90,9 @@ TEST_P(Pipeline, SegmentsChangeNoBit) {
     if (c.kind != Kind::ReduceScatter) {
       ASSERT_EQ(segmented[size_t(r)], segmented[0]) << "rank " << r << " differs from rank 0";
     }
-    if (sameAsWhole) ASSERT_EQ(segmented[size_t(r)], whole[size_t(r)]) << "rank " << r;
+    if (sameAsWhole) {
+      ASSERT_EQ(segmented[size_t(r)], whole[size_t(r)]) << "rank " << r;
+    }
   }
 }
 
