@@ -1,10 +1,6 @@
 #include "src/comm/collective_calls.h"
 
-#include <cstring>
-
-#include "codecs/codec_error.h"
 #include "collectives/collectives.h"
-#include "collectives/reduction.h"
 #include "src/common/error.h"
 #include "src/common/log.h"
 
@@ -12,34 +8,12 @@ namespace qccl {
 
 namespace {
 
-constexpr size_t kMaxElements = size_t(1) << 56;
-
 void checkStream(cudaStream_t stream) {
   if (stream != nullptr) {
     throwError(qcclInvalidUsage,
                "a CUDA stream was given, but this release runs collectives on host memory only: "
                "pass a NULL stream (device buffers go through the NCCL path)");
   }
-}
-
-void checkBuffers(const void* send, const void* recv, size_t count, qcclDataType_t dtype,
-                  size_t sendFactor, size_t recvFactor) {
-  if (int(dtype) < 0 || int(dtype) >= int(qcclNumTypes)) {
-    throwError(qcclInvalidArgument, "invalid datatype %d", int(dtype));
-  }
-  if (count > kMaxElements / (sendFactor > recvFactor ? sendFactor : recvFactor)) {
-    throwError(qcclInvalidArgument, "count %zu is absurd (limit 2^56 elements per buffer)", count);
-  }
-  if (count > 0 && (send == nullptr || recv == nullptr)) {
-    throwError(qcclInvalidArgument, "%s is NULL", send == nullptr ? "sendbuff" : "recvbuff");
-  }
-}
-
-uint64_t mix(uint64_t h, uint64_t v) {
-  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-  h ^= h >> 31;
-  h *= 0xbf58476d1ce4e5b9ull;
-  return h ^ (h >> 29);
 }
 
 // The collective's context: the whole communicator, a fresh deadline, the next sequence number.
@@ -77,95 +51,32 @@ void guarded(qcclComm& comm, Body&& body) {
   }
 }
 
-struct CallOptions {
-  codec::CodecSpec codec;
-  uint64_t efKey = 0;
-  unsigned flags = 0;
-};
-
-CallOptions callOptions(const qcclComm& comm, const qcclCallConfig_t* config) {
-  CallOptions o;
-  o.codec = comm.settings.codec;
-  if (config == nullptr) return o;
-  if (config->magic != QCCL_CALL_CONFIG_MAGIC || config->size < offsetof(qcclCallConfig_t, codec) ||
-      config->size > sizeof(qcclCallConfig_t)) {
-    throwError(qcclInvalidArgument, "call config was not set up from QCCL_CALL_CONFIG_INITIALIZER");
-  }
-  qcclCallConfig_t c = QCCL_CALL_CONFIG_INITIALIZER;
-  std::memcpy(&c, config, config->size);
-  if (c.flags & ~(QCCL_CALL_EXACT | QCCL_CALL_NO_EF | QCCL_CALL_KEEP_OWN_SHARD)) {
-    throwError(qcclInvalidArgument, "call config flags 0x%x has unknown bits", c.flags);
-  }
-  if (c.codec != nullptr) {
-    try {
-      o.codec = codec::parseCodecSpec(c.codec);
-    } catch (const codec::CodecError& e) {
-      throwError(qcclInvalidArgument, "%s", e.what());
-    }
-  }
-  o.efKey = c.efKey;
-  o.flags = c.flags;
-  return o;
-}
-
 }  // namespace
 
 void runReduction(qcclComm& comm, const ReductionCall& call) {
   checkStream(call.stream);
-  const size_t n = size_t(comm.nranks);
-  const size_t sendFactor = call.kind == CollectiveKind::ReduceScatter ? n : 1;
-  const size_t recvFactor = call.kind == CollectiveKind::AllGather ? n : 1;
-  checkBuffers(call.send, call.recv, call.count, call.dtype, sendFactor, recvFactor);
-  if (call.kind != CollectiveKind::AllGather &&
-      (int(call.op) < 0 || int(call.op) >= int(qcclNumOps))) {
-    throwError(qcclInvalidArgument, "invalid reduction op %d", int(call.op));
-  }
-  const CallOptions options = callOptions(comm, call.config);
+  const CallPlan plan = planCall(comm.settings, {comm.nranks, comm.hierGroupSize}, call);
   guarded(comm, [&] {
     if (call.count == 0) return;
-    const bool floatWire =
-        call.dtype == qcclFloat32 || call.dtype == qcclBfloat16 || call.dtype == qcclFloat16;
-    const bool summing =
-        call.kind == CollectiveKind::AllGather || call.op == qcclSum || call.op == qcclAvg;
-    const size_t bytes = call.count * sendFactor * recvFactor * coll::dataTypeSize(call.dtype);
-    const bool compressed = floatWire && summing && options.codec.format != codec::Format::None &&
-                            !(options.flags & QCCL_CALL_EXACT) && bytes >= comm.settings.minBytes &&
-                            comm.nranks > 1;
-    coll::Context context = makeContext(comm, options.codec);
-    const bool ef = compressed && comm.settings.errorFeedback && !(options.flags & QCCL_CALL_NO_EF);
-    if (ef) {
-      const uint64_t key =
-          options.efKey != 0
-              ? options.efKey
-              : mix(mix(mix(uint64_t(call.kind), reinterpret_cast<uintptr_t>(call.send)),
-                        call.count),
-                    uint64_t(call.dtype));
-      uint64_t signature = mix(uint64_t(call.kind), call.count);
-      signature = mix(mix(signature, uint64_t(call.dtype)), uint64_t(comm.settings.algorithm));
-      for (char ch : codec::codecName(options.codec)) signature = mix(signature, uint64_t(ch));
-      context.residuals = &comm.ef->forCall(key, signature | 1);
-    }
-    QCCL_TRACE(kLogColl, "call %llu kind %d count %zu dtype %d %s",
-               static_cast<unsigned long long>(context.sequence), int(call.kind), call.count,
-               int(call.dtype), compressed ? codec::codecName(options.codec).c_str() : "exact");
+    coll::Context context = makeContext(comm, plan.codec);
+    if (plan.errorFeedback) context.residuals = &comm.ef->forCall(plan.efKey, plan.efSignature);
+    QCCL_TRACE(kLogColl, "call %llu %s count %zu dtype %d: %s %s",
+               static_cast<unsigned long long>(context.sequence), collectiveName(call.kind),
+               call.count, int(call.dtype), describe(plan.exactReason),
+               plan.compressed() ? codec::codecName(plan.codec).c_str() : "");
+    const bool compressed = plan.compressed();
     switch (call.kind) {
-      case CollectiveKind::AllReduce: {
-        coll::AllreduceAlgorithm algorithm = comm.settings.algorithm;
-        if (algorithm == coll::AllreduceAlgorithm::Hier && comm.hierGroupSize == 0) {
-          QCCL_WARN("hier: ranks do not split into even groups; using sra");
-          algorithm = coll::AllreduceAlgorithm::Sra;
-        }
+      case CollectiveKind::AllReduce:
         coll::allreduce(context, {call.send, call.recv, call.count, call.dtype, call.op},
-                        compressed, algorithm, comm.hierGroupSize);
+                        compressed, plan.algorithm, plan.hierGroupSize);
         break;
-      }
       case CollectiveKind::ReduceScatter:
         coll::reduceScatter(context, {call.send, call.recv, call.count, call.dtype, call.op},
                             compressed);
         break;
       case CollectiveKind::AllGather:
         coll::allgather(context, call.send, call.recv, call.count, call.dtype, compressed,
-                        (options.flags & QCCL_CALL_KEEP_OWN_SHARD) != 0);
+                        plan.keepOwnShardExact);
         break;
     }
   });

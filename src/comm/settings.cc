@@ -54,6 +54,7 @@ Settings resolveSettings(const qcclConfig_t* config) {
   if (minBytes < 0)
     throwError(qcclInvalidArgument, "minimum bytes %lld is negative", (long long)minBytes);
   s.minBytes = size_t(minBytes);
+  s.compressedCollectives = parseCollectiveSet(paramString(params::kOps));
   s.errorFeedback = (c.errorFeedback != QCCL_CONFIG_UNDEF_INT ? c.errorFeedback
                                                               : int(paramInt(params::kEf))) != 0;
   if (c.efDtype != QCCL_CONFIG_UNDEF_INT) {

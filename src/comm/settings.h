@@ -8,6 +8,7 @@
 #include "codecs/codec_spec.h"
 #include "collectives/collectives.h"
 #include "qccl/qccl.h"
+#include "src/comm/collective_kind.h"
 #include "src/transport/transport_kind.h"
 
 namespace qccl {
@@ -17,6 +18,7 @@ struct Settings {
   transport::TransportKind transport = transport::TransportKind::Auto;
   coll::AllreduceAlgorithm algorithm = coll::AllreduceAlgorithm::Sra;
   size_t minBytes = 0;
+  uint32_t compressedCollectives = kAllCollectives;  // QCCL_OPS
   bool errorFeedback = true;
   qcclDataType_t efDtype = qcclFloat32;
   std::chrono::milliseconds timeout{0};

@@ -15,6 +15,8 @@ const Param kCodec{"QCCL_CODEC", "none", "codec spec, e.g. fp8e4m3, nvfp4+rht; n
 const Param kTransport{"QCCL_TRANSPORT", "auto", "auto, ucx, mpi, local"};
 const Param kAlgo{"QCCL_ALGO", "sra", "allreduce algorithm: sra, ring, hier"};
 const Param kMinBytes{"QCCL_MIN_BYTES", "65536", "messages smaller than this go exact"};
+const Param kOps{"QCCL_OPS", "all",
+                "collectives that may be compressed: allreduce,reducescatter,allgather or all"};
 const Param kEf{"QCCL_EF", "1", "error feedback on (1) or off (0) for compressed calls"};
 const Param kEfDtype{"QCCL_EF_DTYPE", "fp32", "residual storage: fp32 or bf16"};
 const Param kTimeout{"QCCL_TIMEOUT", "300", "seconds any wait may last before the call fails"};

@@ -18,6 +18,7 @@ extern const Param kCodec;
 extern const Param kTransport;
 extern const Param kAlgo;
 extern const Param kMinBytes;
+extern const Param kOps;
 extern const Param kEf;
 extern const Param kEfDtype;
 extern const Param kTimeout;

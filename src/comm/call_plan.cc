@@ -1,0 +1,143 @@
+#include "src/comm/call_plan.h"
+
+#include <cstring>
+
+#include "codecs/codec_error.h"
+#include "collectives/reduction.h"
+#include "src/common/error.h"
+#include "src/common/log.h"
+
+namespace qccl {
+
+namespace {
+
+constexpr size_t kMaxElements = size_t(1) << 56;
+
+}  // namespace
+
+void checkBuffers(const void* send, const void* recv, size_t count, qcclDataType_t dtype,
+                  size_t sendFactor, size_t recvFactor) {
+  if (int(dtype) < 0 || int(dtype) >= int(qcclNumTypes)) {
+    throwError(qcclInvalidArgument, "invalid datatype %d", int(dtype));
+  }
+  if (count > kMaxElements / (sendFactor > recvFactor ? sendFactor : recvFactor)) {
+    throwError(qcclInvalidArgument, "count %zu is absurd (limit 2^56 elements per buffer)", count);
+  }
+  if (count > 0 && (send == nullptr || recv == nullptr)) {
+    throwError(qcclInvalidArgument, "%s is NULL", send == nullptr ? "sendbuff" : "recvbuff");
+  }
+}
+
+namespace {
+
+uint64_t mix(uint64_t h, uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+  h ^= h >> 31;
+  h *= 0xbf58476d1ce4e5b9ull;
+  return h ^ (h >> 29);
+}
+
+struct CallOptions {
+  codec::CodecSpec codec;
+  uint64_t efKey = 0;
+  unsigned flags = 0;
+};
+
+CallOptions callOptions(const Settings& settings, const qcclCallConfig_t* config) {
+  CallOptions o;
+  o.codec = settings.codec;
+  if (config == nullptr) return o;
+  if (config->magic != QCCL_CALL_CONFIG_MAGIC || config->size < offsetof(qcclCallConfig_t, codec) ||
+      config->size > sizeof(qcclCallConfig_t)) {
+    throwError(qcclInvalidArgument, "call config was not set up from QCCL_CALL_CONFIG_INITIALIZER");
+  }
+  qcclCallConfig_t c = QCCL_CALL_CONFIG_INITIALIZER;
+  std::memcpy(&c, config, config->size);
+  if (c.flags & ~(QCCL_CALL_EXACT | QCCL_CALL_NO_EF | QCCL_CALL_KEEP_OWN_SHARD)) {
+    throwError(qcclInvalidArgument, "call config flags 0x%x has unknown bits", c.flags);
+  }
+  if (c.codec != nullptr) {
+    try {
+      o.codec = codec::parseCodecSpec(c.codec);
+    } catch (const codec::CodecError& e) {
+      throwError(qcclInvalidArgument, "%s", e.what());
+    }
+  }
+  o.efKey = c.efKey;
+  o.flags = c.flags;
+  return o;
+}
+
+ExactReason exactReason(const Settings& settings, const CommShape& comm, const ReductionCall& call,
+                        const CallOptions& options, size_t bytes) {
+  if (options.codec.format == codec::Format::None) return ExactReason::CodecNone;
+  if (options.flags & QCCL_CALL_EXACT) return ExactReason::CallFlag;
+  if (!(settings.compressedCollectives & collectiveBit(call.kind))) {
+    return ExactReason::OpNotEnabled;
+  }
+  if (call.dtype != qcclFloat32 && call.dtype != qcclBfloat16 && call.dtype != qcclFloat16) {
+    return ExactReason::Dtype;
+  }
+  if (call.kind != CollectiveKind::AllGather && call.op != qcclSum && call.op != qcclAvg) {
+    return ExactReason::Op;
+  }
+  if (bytes < settings.minBytes) return ExactReason::BelowMinBytes;
+  if (comm.nranks == 1) return ExactReason::SingleRank;
+  return ExactReason::None;
+}
+
+}  // namespace
+
+const char* describe(ExactReason reason) {
+  switch (reason) {
+    case ExactReason::None: return "compressed";
+    case ExactReason::CodecNone: return "codec none";
+    case ExactReason::CallFlag: return "QCCL_CALL_EXACT";
+    case ExactReason::OpNotEnabled: return "collective not in QCCL_OPS";
+    case ExactReason::Dtype: return "dtype not fp32/bf16/fp16";
+    case ExactReason::Op: return "op not Sum/Avg";
+    case ExactReason::BelowMinBytes: return "below QCCL_MIN_BYTES";
+    case ExactReason::SingleRank: return "one rank";
+  }
+  return "?";
+}
+
+CallPlan planCall(const Settings& settings, const CommShape& comm, const ReductionCall& call) {
+  const size_t n = size_t(comm.nranks);
+  const size_t sendFactor = call.kind == CollectiveKind::ReduceScatter ? n : 1;
+  const size_t recvFactor = call.kind == CollectiveKind::AllGather ? n : 1;
+  checkBuffers(call.send, call.recv, call.count, call.dtype, sendFactor, recvFactor);
+  if (call.kind != CollectiveKind::AllGather &&
+      (int(call.op) < 0 || int(call.op) >= int(qcclNumOps))) {
+    throwError(qcclInvalidArgument, "invalid reduction op %d", int(call.op));
+  }
+  const CallOptions options = callOptions(settings, call.config);
+
+  CallPlan plan;
+  plan.codec = options.codec;
+  plan.bytes = call.count * sendFactor * recvFactor * coll::dataTypeSize(call.dtype);
+  plan.exactReason = exactReason(settings, comm, call, options, plan.bytes);
+  plan.keepOwnShardExact = (options.flags & QCCL_CALL_KEEP_OWN_SHARD) != 0;
+  plan.algorithm = settings.algorithm;
+  plan.hierGroupSize = comm.hierGroupSize;
+  if (plan.algorithm == coll::AllreduceAlgorithm::Hier && comm.hierGroupSize == 0) {
+    QCCL_WARN("hier: ranks do not split into even groups; using sra");
+    plan.algorithm = coll::AllreduceAlgorithm::Sra;
+  }
+  plan.errorFeedback =
+      plan.compressed() && settings.errorFeedback && !(options.flags & QCCL_CALL_NO_EF);
+  if (plan.errorFeedback) {
+    plan.efKey =
+        options.efKey != 0
+            ? options.efKey
+            : mix(mix(mix(uint64_t(call.kind), reinterpret_cast<uintptr_t>(call.send)), call.count),
+                  uint64_t(call.dtype));
+    uint64_t signature = mix(uint64_t(call.kind), call.count);
+    signature = mix(mix(signature, uint64_t(call.dtype)), uint64_t(settings.algorithm));
+    for (char ch : codec::codecName(options.codec)) signature = mix(signature, uint64_t(ch));
+    plan.efSignature = signature | 1;
+  }
+  return plan;
+}
+
+}  // namespace qccl

@@ -1,0 +1,70 @@
+// The per-call policy, decided in one place for every entry point (the C API on host or device
+// buffers, and the layers built on it): whether a call is compressed and why not, with which
+// codec, under which error-feedback key, by which algorithm (docs/ALGORITHMS.md).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "codecs/codec_spec.h"
+#include "collectives/collectives.h"
+#include "qccl/qccl.h"
+#include "src/comm/collective_kind.h"
+#include "src/comm/settings.h"
+
+namespace qccl {
+
+struct ReductionCall {
+  CollectiveKind kind;
+  const void* send;
+  void* recv;
+  size_t count;  // allreduce: the vector; reduce-scatter: recvcount; allgather: sendcount
+  qcclDataType_t dtype;
+  qcclRedOp_t op;  // ignored for allgather
+  cudaStream_t stream;
+  const qcclCallConfig_t* config;  // may be NULL
+};
+
+// Why a call goes exact (None: it is compressed).
+enum class ExactReason {
+  None,
+  CodecNone,      // the codec is "none"
+  CallFlag,       // QCCL_CALL_EXACT
+  OpNotEnabled,   // QCCL_OPS leaves this collective out
+  Dtype,          // only fp32, bf16 and fp16 are compressed
+  Op,             // only Sum and Avg are compressed (Max, Min, Prod stay exact)
+  BelowMinBytes,  // smaller than QCCL_MIN_BYTES
+  SingleRank,     // nothing travels
+};
+
+const char* describe(ExactReason reason);
+
+// What the communicator brings to the decision.
+struct CommShape {
+  int nranks;
+  int hierGroupSize;  // 0: ranks do not split into even groups
+};
+
+struct CallPlan {
+  ExactReason exactReason = ExactReason::None;
+  bool compressed() const { return exactReason == ExactReason::None; }
+  codec::CodecSpec codec;  // the call's, or the communicator's
+  size_t bytes = 0;        // the larger of the call's input and output
+  bool errorFeedback = false;
+  uint64_t efKey = 0;  // the call's key, else derived from (collective, sendbuff, count, dtype)
+  uint64_t efSignature = 0;  // the call's shape: a key's residuals reset when it changes
+  coll::AllreduceAlgorithm algorithm = coll::AllreduceAlgorithm::Sra;  // after fallbacks
+  int hierGroupSize = 0;
+  bool keepOwnShardExact = false;  // allgather
+};
+
+// Checks a collective's datatype, count (sendFactor and recvFactor: how many times count the send
+// and receive buffers hold) and buffers; throws Error(qcclInvalidArgument) naming what is wrong.
+void checkBuffers(const void* send, const void* recv, size_t count, qcclDataType_t dtype,
+                  size_t sendFactor, size_t recvFactor);
+
+// Checks the arguments (throws Error(qcclInvalidArgument) naming what is wrong) and plans the
+// call. Pure: the same inputs give the same plan on every rank.
+CallPlan planCall(const Settings& settings, const CommShape& comm, const ReductionCall& call);
+
+}  // namespace qccl
