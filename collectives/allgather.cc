@@ -24,7 +24,8 @@ void allgatherExact(Context& context, const void* send, void* recv, size_t sendC
   Buffer& mine = ws.buffer(Slot::AllgatherMine, 0);
   mine.resize(kExactHeaderBytes + shardBytes);
   writeExactHeader(mine.data(), dtype, 0, MessageKind::ExactShard, sendCount);
-  std::memcpy(mine.data() + kExactHeaderBytes, send, shardBytes);
+  Executor& exec = *context.executor;
+  exec.copy(mine.data() + kExactHeaderBytes, send, shardBytes);
   auto in = [&](int p) -> Buffer& { return ws.buffer(Slot::AllgatherIn, size_t(p)); };
   {
     Phase phase(context);
@@ -43,10 +44,9 @@ void allgatherExact(Context& context, const void* send, void* recv, size_t sendC
   auto* out = static_cast<uint8_t*>(recv);
   for (int p = 0; p < n; ++p) {
     if (p != me)
-      std::memcpy(out + size_t(p) * shardBytes, in(p).data() + kExactHeaderBytes, shardBytes);
+      exec.copy(out + size_t(p) * shardBytes, in(p).data() + kExactHeaderBytes, shardBytes);
   }
-  uint8_t* own = out + size_t(me) * shardBytes;
-  if (own != send) std::memmove(own, send, shardBytes);
+  exec.copy(out + size_t(me) * shardBytes, send, shardBytes);
 }
 
 // Pipelined: the own shard is encoded segment by segment, each segment shared as soon as it is
@@ -81,8 +81,8 @@ void allgatherCompressed(Context& context, const void* send, void* recv, size_t 
   uint8_t* mine = static_cast<uint8_t*>(recv) + first * width;
   if (!keepOwnShardExact) {
     for (size_t k = 0; k < own.size(); ++k) gather.decodeOwn(k);
-  } else if (mine != send) {
-    std::memmove(mine, send, sendCount * width);
+  } else {
+    context.executor->copy(mine, send, sendCount * width);
   }
 }
 

@@ -1,5 +1,3 @@
-#include <cstring>
-
 #include "collectives/allreduce_impl.h"
 #include "collectives/reduction.h"
 #include "src/common/error.h"
@@ -13,8 +11,7 @@ void throwIfUsageError(const Context& context) {
 void allreduce(Context& context, const ReduceArgs& args, bool compressed,
                AllreduceAlgorithm algorithm, int hierGroupSize) {
   if (context.group.size() == 1) {  // nothing to exchange; Avg over one rank is the identity
-    if (args.recv != args.send)
-      std::memcpy(args.recv, args.send, args.count * dataTypeSize(args.dtype));
+    context.executor->copy(args.recv, args.send, args.count * dataTypeSize(args.dtype));
     return;
   }
   if (!compressed) {

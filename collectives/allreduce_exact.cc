@@ -1,8 +1,6 @@
 // Exact allreduce, scatter-reduce-allgather: rank j reduces chunk j of every contribution in rank
 // order (integers in their type, floats in fp32 or fp64) and sends the result to everyone, so all
 // ranks hold the same bits. Messages carry a 16-byte header that the receiver checks.
-#include <cstring>
-
 #include "collectives/allreduce_impl.h"
 #include "collectives/messages.h"
 #include "collectives/partition.h"
@@ -13,12 +11,12 @@ namespace qccl::coll {
 
 namespace {
 
-void frame(Buffer& m, qcclDataType_t dtype, int op, MessageKind kind, const void* data,
-           size_t count) {
+void frame(Executor& exec, Buffer& m, qcclDataType_t dtype, int op, MessageKind kind,
+           const void* data, size_t count) {
   const size_t bytes = count * dataTypeSize(dtype);
   m.resize(kExactHeaderBytes + bytes);
   writeExactHeader(m.data(), dtype, op, kind, count);
-  if (bytes) std::memcpy(m.data() + kExactHeaderBytes, data, bytes);
+  exec.copy(m.data() + kExactHeaderBytes, data, bytes);
 }
 }  // namespace
 
@@ -37,7 +35,7 @@ void allreduceExact(Context& context, const ReduceArgs& a) {
     Phase phase(context);
     for (int p = 0; p < n; ++p) {
       if (p == me) continue;
-      frame(out(p), a.dtype, a.op, MessageKind::ExactContribution,
+      frame(*context.executor, out(p), a.dtype, a.op, MessageKind::ExactContribution,
             send + spans[size_t(p)].begin * width, spans[size_t(p)].size());
       in(p).resize(kExactHeaderBytes + mine.size() * width);
       phase.recv(p, in(p).data(), in(p).size());
@@ -86,7 +84,8 @@ void allreduceExact(Context& context, const ReduceArgs& a) {
   auto* recv = static_cast<uint8_t*>(a.recv);
   for (int p = 0; p < n; ++p) {
     const uint8_t* from = (p == me ? result : in(p)).data() + kExactHeaderBytes;
-    std::memcpy(recv + spans[size_t(p)].begin * width, from, spans[size_t(p)].size() * width);
+    context.executor->copy(recv + spans[size_t(p)].begin * width, from,
+                           spans[size_t(p)].size() * width);
   }
 }
 

@@ -3,7 +3,6 @@
 // scatter-reduce-allgather across groups among the ranks that hold the same slice, then an exact
 // allgather inside each group. Only the cross-group traffic is compressed.
 #include <algorithm>
-#include <cstring>
 
 #include "collectives/allreduce_impl.h"
 #include "collectives/chunk_codec.h"
@@ -31,7 +30,7 @@ void exchangeSlices(Context& context, const std::vector<Span>& sendSpans, const 
     out.resize(kExactHeaderBytes + 4 * s.size());
     if (context.usageError.empty()) {
       writeExactHeader(out.data(), qcclFloat32, qcclSum, kind, s.size());
-      std::memcpy(out.data() + kExactHeaderBytes, values + s.begin, 4 * s.size());
+      context.executor->copy(out.data() + kExactHeaderBytes, values + s.begin, 4 * s.size());
     } else {
       writePoison(out.data(), out.size(), context.globalRank());
     }
@@ -76,7 +75,8 @@ void allreduceHier(Context& context, const ReduceArgs& a, int groupSize) {
   const Span mine = slices[size_t(local)];
   Workspace& ws = *context.workspace;
   float* values = ws.floats(Slot::HierValues, a.count);
-  toFloat32(a.send, a.dtype, a.count, values);
+  Executor& exec = *context.executor;
+  exec.toFloat32(a.send, a.dtype, a.count, values);
   const Group whole = context.group;
 
   // 1. Exact reduce-scatter inside the group, in local rank order.
@@ -84,10 +84,10 @@ void allreduceHier(Context& context, const ReduceArgs& a, int groupSize) {
   exchangeSlices(context, slices, values, std::vector<Span>(size_t(groupSize), mine),
                  MessageKind::HierSlice);
   float* slice = ws.floats(Slot::HierSlice, mine.size());
-  std::fill(slice, slice + mine.size(), 0.0f);
+  exec.zero(slice, 4 * mine.size());
   for (int p = 0; p < groupSize; ++p) {
     const float* from = p == local ? values + mine.begin : received(context, p);
-    for (size_t i = 0; i < mine.size(); ++i) slice[i] += from[i];
+    exec.addToFloat32(from, qcclFloat32, mine.size(), slice);
   }
 
   // 2. Compressed allreduce of the slice across groups (sums; Avg divides at the end).
@@ -96,7 +96,7 @@ void allreduceHier(Context& context, const ReduceArgs& a, int groupSize) {
   if (groups > 1) {
     allreduceSra(context, ReduceArgs{slice, reduced, mine.size(), qcclFloat32, qcclSum});
   } else {
-    std::memcpy(reduced, slice, 4 * mine.size());
+    exec.copy(reduced, slice, 4 * mine.size());
   }
 
   // 3. Exact allgather inside the group.
@@ -107,12 +107,10 @@ void allreduceHier(Context& context, const ReduceArgs& a, int groupSize) {
   if (!context.usageError.empty()) return;  // the caller reports it; the output stays untouched
   for (int p = 0; p < groupSize; ++p) {
     const float* from = p == local ? reduced : received(context, p);
-    std::memcpy(values + slices[size_t(p)].begin, from, 4 * slices[size_t(p)].size());
+    exec.copy(values + slices[size_t(p)].begin, from, 4 * slices[size_t(p)].size());
   }
-  if (a.op == qcclAvg) {
-    for (size_t i = 0; i < a.count; ++i) values[i] /= float(n);
-  }
-  fromFloat32(values, a.count, a.dtype, a.recv);
+  if (a.op == qcclAvg) exec.divide(values, a.count, float(n));
+  exec.fromFloat32(values, a.count, a.dtype, a.recv);
 }
 
 }  // namespace qccl::coll

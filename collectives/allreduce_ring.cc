@@ -3,8 +3,6 @@
 // feedback per chunk slot): more quantization error than scatter-reduce-allgather, but messages
 // only between ring neighbours. The owner of each reduced chunk encodes it once (server error
 // feedback); the allgather steps forward those bytes unchanged, so all outputs are identical.
-#include <cstring>
-
 #include "collectives/allreduce_impl.h"
 #include "collectives/chunk_codec.h"
 #include "collectives/messages.h"
@@ -23,7 +21,8 @@ void allreduceRing(Context& context, const ReduceArgs& a) {
   Workspace& ws = *context.workspace;
   // This rank's vector in fp32, so every message has the same source dtype.
   float* values = ws.floats(Slot::RingValues, a.count);
-  toFloat32(a.send, a.dtype, a.count, values);
+  Executor& exec = *context.executor;
+  exec.toFloat32(a.send, a.dtype, a.count, values);
   Buffer& outgoing = ws.buffer(Slot::RingOutgoing, 0);
   Buffer& incoming = ws.buffer(Slot::RingIncoming, 0);
   float* partial = ws.floats(Slot::RingPartial, spans.empty() ? 0 : spans[0].size());
@@ -52,16 +51,14 @@ void allreduceRing(Context& context, const ReduceArgs& a) {
       phase.send(right, outgoing.data(), outgoing.size());
       phase.wait();
     }
-    std::memcpy(partial, values + s.begin, 4 * s.size());
+    exec.copy(partial, values + s.begin, 4 * s.size());
     if (acceptChunk(context, incoming.data(), incoming.size(), s.size(), left)) {
       decodeChunk(context, incoming.data(), incoming.size(), s.size(), qcclFloat32, partial, true);
     }
     if (step < n - 2) {
       encodeSlot(c, partial, Residuals::kWorker);
     } else {  // the last step leaves this rank with chunk (me + 1) fully reduced
-      if (a.op == qcclAvg) {
-        for (size_t i = 0; i < s.size(); ++i) partial[i] /= float(n);
-      }
+      if (a.op == qcclAvg) exec.divide(partial, s.size(), float(n));
       encodeSlot(c, partial, Residuals::kServer);
     }
   }
@@ -69,7 +66,7 @@ void allreduceRing(Context& context, const ReduceArgs& a) {
   // Allgather: forward the encoded reduced chunks around the ring.
   auto reduced = [&](int c) -> Buffer& { return ws.buffer(Slot::RingReduced, size_t(c)); };
   reduced(right).resize(outgoing.size());  // this rank owns chunk (me + 1)
-  std::memcpy(reduced(right).data(), outgoing.data(), outgoing.size());
+  exec.copy(reduced(right).data(), outgoing.data(), outgoing.size());
   for (int step = 0; step < n - 1; ++step) {
     const int sendChunk = ((right - step) % n + n) % n;
     const int recvChunk = ((me - step) % n + n) % n;

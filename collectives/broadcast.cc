@@ -1,6 +1,4 @@
 // Exact broadcast: the root sends its framed buffer to every other rank.
-#include <cstring>
-
 #include "collectives/collectives.h"
 #include "collectives/messages.h"
 #include "collectives/phase.h"
@@ -18,7 +16,7 @@ void broadcast(Context& context, const void* send, void* recv, size_t count, qcc
     Phase phase(context);
     if (me == root) {
       writeExactHeader(message.data(), dtype, root, MessageKind::Broadcast, count);
-      std::memcpy(message.data() + kExactHeaderBytes, send, bytes);
+      context.executor->copy(message.data() + kExactHeaderBytes, send, bytes);
       for (int p = 0; p < n; ++p) {
         if (p != me) phase.send(p, message.data(), message.size());
       }
@@ -31,11 +29,7 @@ void broadcast(Context& context, const void* send, void* recv, size_t count, qcc
     acceptExact(context, message, dtype, root, MessageKind::Broadcast, count, root);
   }
   throwIfUsageError(context);
-  if (me != root) {
-    std::memcpy(recv, message.data() + kExactHeaderBytes, bytes);
-  } else if (recv != send) {
-    std::memmove(recv, send, bytes);
-  }
+  context.executor->copy(recv, me == root ? send : message.data() + kExactHeaderBytes, bytes);
 }
 
 }  // namespace qccl::coll

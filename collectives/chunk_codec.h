@@ -1,12 +1,12 @@
-// Encoding and decoding of the chunks the compressed collectives send, with the call's stream of
-// stochastic-rounding bits and its error-feedback residual.
+// The chunks the compressed collectives send: their size and block alignment, and the encode
+// and decode of one chunk through the call's executor, with the call's stochastic-rounding stream
+// and error-feedback residual.
 #pragma once
 
 #include <cstdint>
-#include <vector>
 
 #include "collectives/context.h"
-#include "collectives/partition.h"
+#include "collectives/executor.h"
 
 namespace qccl::coll {
 
@@ -18,24 +18,25 @@ struct EncodeRole {
 };
 
 size_t chunkBytes(const Context& context, size_t count, qcclDataType_t dtype);
+// Block alignment for partitions: codec blocks and +rht runs stay whole.
+size_t chunkUnit(const Context& context);
 
-// Encodes count elements into the outBytes (= chunkBytes) at out. offset: the chunk's first
-// element in the call's vector (keys the SR stream).
+CodecCall codecCall(const Context& context);
+// The encode of count elements into the outBytes (= chunkBytes) at out. offset: the chunk's
+// first element in the call's vector (keys the SR stream).
+EncodeTask encodeTask(Context& context, const void* data, size_t count, qcclDataType_t dtype,
+                      const EncodeRole& role, size_t offset, uint8_t* out, size_t outBytes);
+
+// One task each, through the context's executor.
 void encodeChunk(Context& context, const void* data, size_t count, qcclDataType_t dtype,
                  const EncodeRole& role, size_t offset, uint8_t* out, size_t outBytes);
 // The same into a buffer sized to fit.
 void encodeChunk(Context& context, const void* data, size_t count, qcclDataType_t dtype,
                  const EncodeRole& role, size_t offset, Buffer& out);
-
-// True when a received chunk is what this rank expects; a poison message or a chunk that does
-// not match is recorded in the context instead.
+// Executor::accept: whether a received chunk may be decoded (mismatches are recorded).
 bool acceptChunk(Context& context, const uint8_t* chunk, size_t bytes, size_t count, int from);
-
 // Decodes an accepted chunk into `out` (dtype), or adds it into fp32 `out` (accumulate).
-void decodeChunk(const Context& context, const uint8_t* chunk, size_t bytes, size_t count,
+void decodeChunk(Context& context, const uint8_t* chunk, size_t bytes, size_t count,
                  qcclDataType_t dtype, void* out, bool accumulate);
-
-// Block alignment for partitions: codec blocks and +rht runs stay whole.
-size_t chunkUnit(const Context& context);
 
 }  // namespace qccl::coll

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "codecs/codec_spec.h"
+#include "collectives/executor.h"
 #include "collectives/workspace.h"
 #include "qccl/qccl.h"
 #include "src/common/deadline.h"
@@ -50,7 +51,8 @@ struct Context {
   uint64_t seed = 0;               // +rht signs and +sr key, the same on every rank
   Residuals* residuals = nullptr;  // nullptr: no error feedback
   WireCounters* wire = nullptr;    // the communicator's, if it counts
-  Workspace* workspace = nullptr;  // the communicator's buffers
+  Executor* executor = nullptr;    // computes on the call's memory
+  Workspace* workspace = nullptr;  // the communicator's buffers, of the executor's memory
   size_t segmentElements = 0;      // pipelining granularity (pipeline.h); 0: none
   std::string usageError;          // first disagreement found; the call goes on to tell the peers
 

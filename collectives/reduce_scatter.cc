@@ -30,7 +30,8 @@ void reduceScatterExact(Context& context, const ReduceArgs& a) {
       if (p == me) continue;
       out(p).resize(kExactHeaderBytes + shareBytes);
       writeExactHeader(out(p).data(), a.dtype, a.op, MessageKind::ExactShare, share);
-      std::memcpy(out(p).data() + kExactHeaderBytes, send + size_t(p) * shareBytes, shareBytes);
+      context.executor->copy(out(p).data() + kExactHeaderBytes, send + size_t(p) * shareBytes,
+                             shareBytes);
       in(p).resize(kExactHeaderBytes + shareBytes);
       phase.recv(p, in(p).data(), in(p).size());
       phase.send(p, out(p).data(), out(p).size());
@@ -63,8 +64,10 @@ void reduceScatterCompressed(Context& context, const ReduceArgs& a) {
     bool progressed = scatter.poll();
     ScatterReduce::Reduced r;
     while (scatter.reduceNext(r)) {
-      if (r.ok)
-        fromFloat32(r.values, r.span.size(), a.dtype, recv + (r.span.begin - first) * width);
+      if (r.ok) {
+        context.executor->fromFloat32(r.values, r.span.size(), a.dtype,
+                                      recv + (r.span.begin - first) * width);
+      }
       progressed = true;
     }
     return progressed;
@@ -80,7 +83,7 @@ void reduceScatterCompressed(Context& context, const ReduceArgs& a) {
 
 void reduceScatter(Context& context, const ReduceArgs& a, bool compressed) {
   if (context.group.size() == 1) {
-    if (a.recv != a.send) std::memcpy(a.recv, a.send, a.count * dataTypeSize(a.dtype));
+    context.executor->copy(a.recv, a.send, a.count * dataTypeSize(a.dtype));
     return;
   }
   if (compressed) {

@@ -182,6 +182,14 @@ void toFloat32(const void* in, qcclDataType_t dtype, size_t count, float* out) {
   });
 }
 
+void addAsFloat32(const void* in, qcclDataType_t dtype, size_t count, float* acc) {
+  withStorage(dtype, [&](auto storage) {
+    using S = decltype(storage);
+    const auto* i = static_cast<const typename S::Storage*>(in);
+    for (size_t k = 0; k < count; ++k) acc[k] += S::template load<float>(i[k]);
+  });
+}
+
 void fromFloat32(const float* in, size_t count, qcclDataType_t dtype, void* out) {
   withStorage(dtype, [&](auto storage) {
     using S = decltype(storage);

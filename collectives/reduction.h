@@ -33,5 +33,7 @@ class Accumulator {
 // fp32 <-> the float dtypes (fp32, fp16, bf16) of the compressed paths.
 void toFloat32(const void* in, qcclDataType_t dtype, size_t count, float* out);
 void fromFloat32(const float* in, size_t count, qcclDataType_t dtype, void* out);
+// acc += fp32(in), element by element.
+void addAsFloat32(const void* in, qcclDataType_t dtype, size_t count, float* acc);
 
 }  // namespace qccl::coll

@@ -60,14 +60,13 @@ bool ScatterReduce::reduceNext(Reduced& reduced) {
   }
   const Span s = mine.span(k);
   float* sums = sums_ + (s.begin - mine.span(0).begin);
-  std::fill(sums, sums + s.size(), 0.0f);
+  Executor& exec = *context_.executor;
+  exec.zero(sums, s.size() * sizeof(float));
   ok_ = ok_ && context_.usageError.empty();
   for (int p = 0; p < n; ++p) {
     if (p == me_) {
-      float* own = context_.workspace->floats(Slot::ScatterOwn, s.size());
       const auto* send = static_cast<const uint8_t*>(args_.send);
-      toFloat32(send + s.begin * dataTypeSize(args_.dtype), args_.dtype, s.size(), own);
-      for (size_t i = 0; i < s.size(); ++i) sums[i] += own[i];
+      exec.addToFloat32(send + s.begin * dataTypeSize(args_.dtype), args_.dtype, s.size(), sums);
       continue;
     }
     const uint8_t* chunk =
@@ -78,9 +77,7 @@ bool ScatterReduce::reduceNext(Reduced& reduced) {
       ok_ = false;
     }
   }
-  if (args_.op == qcclAvg) {
-    for (size_t i = 0; i < s.size(); ++i) sums[i] /= float(n);
-  }
+  if (args_.op == qcclAvg) exec.divide(sums, s.size(), float(n));
   reduced = {k, s, sums, ok_};
   ++nextReduce_;
   return true;

@@ -1,6 +1,7 @@
 #include "src/comm/collective_calls.h"
 
 #include "collectives/collectives.h"
+#include "collectives/host_executor.h"
 #include "src/common/error.h"
 #include "src/common/log.h"
 
@@ -28,6 +29,7 @@ coll::Context makeContext(qcclComm& comm, const codec::CodecSpec& spec) {
   c.codec = spec;
   c.seed = comm.seed;
   c.wire = &comm.wire;
+  c.executor = &coll::hostExecutor();
   c.workspace = &comm.workspace;
   c.segmentElements = comm.settings.segmentElements;
   return c;
@@ -59,7 +61,9 @@ void runReduction(qcclComm& comm, const ReductionCall& call) {
   guarded(comm, [&] {
     if (call.count == 0) return;
     coll::Context context = makeContext(comm, plan.codec);
-    if (plan.errorFeedback) context.residuals = &comm.ef->forCall(plan.efKey, plan.efSignature);
+    if (plan.errorFeedback) {
+      context.residuals = &comm.ef->forCall(plan.efKey, plan.efSignature, *context.executor);
+    }
     QCCL_TRACE(kLogColl, "call %llu %s count %zu dtype %d: %s %s",
                static_cast<unsigned long long>(context.sequence), collectiveName(call.kind),
                call.count, int(call.dtype), describe(plan.exactReason),

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "collectives/collectives.h"
+#include "collectives/host_executor.h"
 #include "src/bootstrap/unique_id.h"
 #include "src/common/error.h"
 #include "src/common/log.h"
@@ -98,6 +99,7 @@ void finalizeComm(qcclComm& comm) {
   context.aborted = &comm.aborted;
   context.deadline = Deadline::after(comm.settings.timeout);
   context.sequence = comm.sequence++;
+  context.executor = &coll::hostExecutor();
   context.workspace = &comm.workspace;
   coll::barrier(context);
 }

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "collectives/host_executor.h"
 #include "src/common/error.h"
 #include "src/common/log.h"
 
@@ -29,15 +30,16 @@ T take(const uint8_t*& p) {
 }  // namespace
 
 void* EfStore::CallResiduals::get(Slot slot, size_t count) {
-  const size_t width = dtype_ == qcclFloat32 ? 4 : 2;
-  if (entry_.counts[slot] != count || entry_.slots[slot].size() != count * width) {
+  const size_t bytes = count * (dtype_ == qcclFloat32 ? 4 : 2);
+  if (entry_.counts[slot] != count || entry_.slots[slot].size() != bytes) {
     entry_.counts[slot] = count;
-    entry_.slots[slot].assign(count * width, 0);  // zero in fp32 and bf16 alike
+    entry_.slots[slot].resize(bytes);
+    entry_.executor->zero(entry_.slots[slot].data(), bytes);  // zero in fp32 and bf16 alike
   }
   return entry_.slots[slot].data();
 }
 
-coll::Residuals& EfStore::forCall(uint64_t key, uint64_t signature) {
+coll::Residuals& EfStore::forCall(uint64_t key, uint64_t signature, coll::Executor& executor) {
   Entry& entry = entries_[key];
   if (entry.signature != signature) {
     if (entry.signature != 0) {
@@ -47,9 +49,28 @@ coll::Residuals& EfStore::forCall(uint64_t key, uint64_t signature) {
     entry = Entry{};
     entry.signature = signature;
   }
+  if (entry.executor != &executor) migrate(entry, executor);
   views_.clear();
   views_.emplace_back(entry, residualType_);
   return views_.back();
+}
+
+void EfStore::migrate(Entry& entry, coll::Executor& executor) const {
+  for (coll::Buffer& slot : entry.slots) {
+    coll::Buffer moved(executor.allocator());
+    moved.resize(slot.size());
+    if (slot.size()) {
+      if (entry.executor == nullptr || entry.executor->memory() == coll::MemoryKind::Host) {
+        executor.fromHost(moved.data(), slot.data(), slot.size());
+      } else {
+        std::vector<uint8_t> staged(slot.size());
+        entry.executor->toHost(staged.data(), slot.data(), slot.size());
+        executor.fromHost(moved.data(), staged.data(), staged.size());
+      }
+    }
+    slot = std::move(moved);
+  }
+  entry.executor = &executor;
 }
 
 void EfStore::reset(uint64_t key) {
@@ -87,8 +108,8 @@ void EfStore::save(void* buffer, size_t bytes, int rank, int nranks) const {
     put<uint64_t>(p, e.signature);
     put<uint64_t>(p, e.counts[0]);
     put<uint64_t>(p, e.counts[1]);
-    for (const std::vector<uint8_t>& slot : e.slots) {
-      if (!slot.empty()) std::memcpy(p, slot.data(), slot.size());
+    for (const coll::Buffer& slot : e.slots) {
+      if (slot.size()) e.executor->toHost(p, slot.data(), slot.size());
       p += slot.size();
     }
   }
@@ -116,6 +137,7 @@ void EfStore::load(const void* buffer, size_t bytes, int rank, int nranks) {
       throwError(qcclInvalidArgument, "error-feedback state is truncated");
     const uint64_t key = take<uint64_t>(p);
     Entry e;
+    e.executor = &coll::hostExecutor();  // moved to the device by the key's next device call
     e.signature = take<uint64_t>(p);
     e.counts[0] = take<uint64_t>(p);
     e.counts[1] = take<uint64_t>(p);
@@ -124,7 +146,8 @@ void EfStore::load(const void* buffer, size_t bytes, int rank, int nranks) {
       if (e.counts[s] > bytes || size_t(end - p) < slotBytes) {
         throwError(qcclInvalidArgument, "error-feedback state is truncated");
       }
-      e.slots[s].assign(p, p + slotBytes);
+      e.slots[s].resize(slotBytes);
+      if (slotBytes) std::memcpy(e.slots[s].data(), p, slotBytes);
       p += slotBytes;
     }
     loaded[key] = std::move(e);
