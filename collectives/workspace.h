@@ -19,7 +19,6 @@ enum class Slot : uint8_t {
   ScatterIn,
   ScatterOut,
   ScatterSums,
-  ScatterOwn,
   GatherIn,
   ExactIn,
   ExactOut,
