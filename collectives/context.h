@@ -9,6 +9,7 @@
 
 #include "codecs/codec_spec.h"
 #include "collectives/executor.h"
+#include "collectives/stream_exchange.h"
 #include "collectives/workspace.h"
 #include "qccl/qccl.h"
 #include "src/common/deadline.h"
@@ -41,7 +42,8 @@ struct Group {
 };
 
 struct Context {
-  transport::Transport* transport = nullptr;
+  transport::Transport* transport = nullptr;  // tagged schedules
+  StreamExchange* exchange = nullptr;         // stream schedules (stream_schedule.h)
   Group group;
   const std::atomic<bool>* aborted = nullptr;
   Deadline deadline = Deadline::after(std::chrono::milliseconds(0));

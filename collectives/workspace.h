@@ -40,6 +40,7 @@ enum class Slot : uint8_t {
   RingIncoming,
   RingPartial,
   RingReduced,
+  BarrierWord,
 };
 
 class Workspace {

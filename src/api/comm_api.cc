@@ -2,6 +2,7 @@
 #include <mutex>
 
 #include "src/api/api_guard.h"
+#include "src/comm/collective_calls.h"
 #include "src/comm/comm.h"
 #include "src/comm/unique_id_source.h"
 
@@ -38,7 +39,8 @@ qcclResult_t qcclCommInitFromEnv(qcclComm_t* comm, qcclConfig_t* config) {
 }
 
 qcclResult_t qcclCommFinalize(qcclComm_t comm) {
-  return apiCall(__func__, [&] { qccl::finalizeComm(qccl::usableComm(comm)); });
+  // A barrier: the peers have all reached it. Nothing is released until qcclCommDestroy.
+  return apiCall(__func__, [&] { qccl::runBarrier(qccl::usableComm(comm), nullptr); });
 }
 
 qcclResult_t qcclCommDestroy(qcclComm_t comm) {

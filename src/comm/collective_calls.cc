@@ -2,6 +2,7 @@
 
 #include "collectives/collectives.h"
 #include "collectives/host_executor.h"
+#include "collectives/stream_schedule.h"
 #include "src/common/error.h"
 #include "src/common/log.h"
 
@@ -17,10 +18,24 @@ void checkStream(cudaStream_t stream) {
   }
 }
 
+// How a call moves its bytes: through the tagged transport (host memory, pipelined schedules) or
+// the stream-ordered exchange (NCCL).
+enum class Route { Tagged, Stream };
+
+Route routeOf(const qcclComm& comm) {
+  if (comm.transport) return Route::Tagged;
+  if (!comm.nccl->takesHostMemory()) {
+    throwError(qcclInvalidUsage,
+               "this communicator moves data with NCCL, which takes device buffers only; host "
+               "buffers need QCCL_TRANSPORT=ucx, mpi or local");
+  }
+  return Route::Stream;
+}
+
 // The collective's context: the whole communicator, a fresh deadline, the next sequence number.
-coll::Context makeContext(qcclComm& comm, const codec::CodecSpec& spec) {
+coll::Context makeContext(qcclComm& comm, Route route, const codec::CodecSpec& spec,
+                          cudaStream_t stream) {
   coll::Context c;
-  c.transport = comm.transport.get();
   for (int r = 0; r < comm.nranks; ++r) c.group.ranks.push_back(r);
   c.group.me = comm.rank;
   c.aborted = &comm.aborted;
@@ -31,7 +46,13 @@ coll::Context makeContext(qcclComm& comm, const codec::CodecSpec& spec) {
   c.wire = &comm.wire;
   c.executor = &coll::hostExecutor();
   c.workspace = &comm.workspace;
-  c.segmentElements = comm.settings.segmentElements;
+  if (route == Route::Tagged) {
+    c.transport = comm.transport.get();
+    c.segmentElements = comm.settings.segmentElements;
+  } else {
+    comm.nccl->setStream(stream);
+    c.exchange = comm.nccl.get();
+  }
   return c;
 }
 
@@ -44,7 +65,7 @@ void guarded(qcclComm& comm, Body&& body) {
   try {
     body();
   } catch (const Error& e) {
-    if (e.code() == qcclTimeout || e.code() == qcclRemoteError) {
+    if (e.code() == qcclTimeout || e.code() == qcclRemoteError || e.code() == qcclSystemError) {
       comm.failure = e.what();
       comm.state.store(qcclComm::State::Failed);
       QCCL_WARN("rank %d: %s", comm.rank, e.what());
@@ -60,7 +81,8 @@ void runReduction(qcclComm& comm, const ReductionCall& call) {
   const CallPlan plan = planCall(comm.settings, {comm.nranks, comm.hierGroupSize}, call);
   guarded(comm, [&] {
     if (call.count == 0) return;
-    coll::Context context = makeContext(comm, plan.codec);
+    const Route route = routeOf(comm);
+    coll::Context context = makeContext(comm, route, plan.codec, call.stream);
     if (plan.errorFeedback) {
       context.residuals = &comm.ef->forCall(plan.efKey, plan.efSignature, *context.executor);
     }
@@ -69,18 +91,30 @@ void runReduction(qcclComm& comm, const ReductionCall& call) {
                call.count, int(call.dtype), describe(plan.exactReason),
                plan.compressed() ? codec::codecName(plan.codec).c_str() : "");
     const bool compressed = plan.compressed();
+    const coll::ReduceArgs args{call.send, call.recv, call.count, call.dtype, call.op};
     switch (call.kind) {
       case CollectiveKind::AllReduce:
-        coll::allreduce(context, {call.send, call.recv, call.count, call.dtype, call.op},
-                        compressed, plan.algorithm, plan.hierGroupSize);
+        if (route == Route::Stream) {
+          coll::allreduceStream(context, args, compressed);
+        } else {
+          coll::allreduce(context, args, compressed, plan.algorithm, plan.hierGroupSize);
+        }
         break;
       case CollectiveKind::ReduceScatter:
-        coll::reduceScatter(context, {call.send, call.recv, call.count, call.dtype, call.op},
-                            compressed);
+        if (route == Route::Stream) {
+          coll::reduceScatterStream(context, args, compressed);
+        } else {
+          coll::reduceScatter(context, args, compressed);
+        }
         break;
       case CollectiveKind::AllGather:
-        coll::allgather(context, call.send, call.recv, call.count, call.dtype, compressed,
-                        plan.keepOwnShardExact);
+        if (route == Route::Stream) {
+          coll::allgatherStream(context, call.send, call.recv, call.count, call.dtype, compressed,
+                                plan.keepOwnShardExact);
+        } else {
+          coll::allgather(context, call.send, call.recv, call.count, call.dtype, compressed,
+                          plan.keepOwnShardExact);
+        }
         break;
     }
   });
@@ -95,8 +129,13 @@ void runBroadcast(qcclComm& comm, const void* send, void* recv, size_t count, qc
   checkBuffers(comm.rank == root ? send : recv, recv, count, dtype, 1, 1);
   guarded(comm, [&] {
     if (count == 0) return;
-    coll::Context context = makeContext(comm, codec::CodecSpec{});
-    coll::broadcast(context, send, recv, count, dtype, root);
+    const Route route = routeOf(comm);
+    coll::Context context = makeContext(comm, route, codec::CodecSpec{}, stream);
+    if (route == Route::Stream) {
+      coll::broadcastStream(context, send, recv, count, dtype, root);
+    } else {
+      coll::broadcast(context, send, recv, count, dtype, root);
+    }
   });
 }
 
@@ -106,16 +145,26 @@ void runAlltoall(qcclComm& comm, const void* send, void* recv, size_t count, qcc
   checkBuffers(send, recv, count, dtype, size_t(comm.nranks), size_t(comm.nranks));
   guarded(comm, [&] {
     if (count == 0) return;
-    coll::Context context = makeContext(comm, codec::CodecSpec{});
-    coll::alltoall(context, send, recv, count, dtype);
+    const Route route = routeOf(comm);
+    coll::Context context = makeContext(comm, route, codec::CodecSpec{}, stream);
+    if (route == Route::Stream) {
+      coll::alltoallStream(context, send, recv, count, dtype);
+    } else {
+      coll::alltoall(context, send, recv, count, dtype);
+    }
   });
 }
 
 void runBarrier(qcclComm& comm, cudaStream_t stream) {
   checkStream(stream);
   guarded(comm, [&] {
-    coll::Context context = makeContext(comm, codec::CodecSpec{});
-    coll::barrier(context);
+    const Route route = routeOf(comm);
+    coll::Context context = makeContext(comm, route, codec::CodecSpec{}, stream);
+    if (route == Route::Stream) {
+      coll::barrierStream(context);
+    } else {
+      coll::barrier(context);
+    }
   });
 }
 

@@ -5,7 +5,6 @@
 #include <set>
 
 #include "collectives/collectives.h"
-#include "collectives/host_executor.h"
 #include "src/bootstrap/unique_id.h"
 #include "src/common/error.h"
 #include "src/common/log.h"
@@ -23,10 +22,9 @@ std::set<const qcclComm*> registry;  // every communicator ever made (live or to
 
 // Ranks per group for "hier": the configured size, else the ranks per host when every host has
 // the same number of consecutive ranks; 0 when neither works.
-int hierGroupSize(const Settings& s, const transport::Transport& t) {
-  const int n = t.size();
+int hierGroupSize(const Settings& s, const std::vector<std::string>& hosts) {
+  const int n = int(hosts.size());
   if (s.groupSize > 0) return n % s.groupSize == 0 ? s.groupSize : 0;
-  const std::vector<std::string>& hosts = t.hosts();
   int perHost = 1;
   while (perHost < n && hosts[size_t(perHost)] == hosts[0]) ++perHost;
   if (n % perHost != 0) return 0;
@@ -50,13 +48,20 @@ qcclComm_t createComm(int nranks, const qcclUniqueId& id, int rank, const qcclCo
   comm->nranks = nranks;
   comm->settings = settings;
   comm->seed = sipHash24(root.secret.data(), "qccl-seed", 9);
-  comm->transport = transport::makeTransport(settings.transport, id, rank, nranks,
-                                             Deadline::after(settings.timeout));
-  comm->hierGroupSize = hierGroupSize(settings, *comm->transport);
+  const Deadline deadline = Deadline::after(settings.timeout);
+  std::vector<std::string> hosts;
+  if (settings.transport == transport::TransportKind::Nccl) {
+    comm->nccl = std::make_unique<nccl::NcclExchange>(root, rank, nranks, deadline, &hosts);
+  } else {
+    comm->transport = transport::makeTransport(settings.transport, id, rank, nranks, deadline);
+    hosts = comm->transport->hosts();
+  }
+  comm->hierGroupSize = hierGroupSize(settings, hosts);
   comm->ef = std::make_unique<ef::EfStore>(settings.efDtype);
   comm->magic = kCommMagic;
   QCCL_INFO(kLogInit, "comm %p rank %d of %d: transport %s, codec %s, min bytes %zu, EF %s",
-            static_cast<void*>(comm.get()), rank, nranks, comm->transport->name(),
+            static_cast<void*>(comm.get()), rank, nranks,
+            comm->transport ? comm->transport->name() : comm->nccl->name(),
             codec::codecName(settings.codec).c_str(), settings.minBytes,
             settings.errorFeedback ? (settings.efDtype == qcclFloat32 ? "fp32" : "bf16") : "off");
   std::lock_guard<std::mutex> lock(registryMutex);
@@ -90,23 +95,10 @@ qcclComm& usableComm(qcclComm_t comm) {
   }
 }
 
-void finalizeComm(qcclComm& comm) {
-  std::lock_guard<std::mutex> lock(comm.callMutex);
-  coll::Context context;
-  context.transport = comm.transport.get();
-  context.group.me = comm.rank;
-  for (int r = 0; r < comm.nranks; ++r) context.group.ranks.push_back(r);
-  context.aborted = &comm.aborted;
-  context.deadline = Deadline::after(comm.settings.timeout);
-  context.sequence = comm.sequence++;
-  context.executor = &coll::hostExecutor();
-  context.workspace = &comm.workspace;
-  coll::barrier(context);
-}
-
 namespace {
 void release(qcclComm& comm, qcclComm::State final) {
   comm.transport.reset();
+  comm.nccl.reset();
   comm.ef.reset();
   comm.workspace = coll::Workspace();
   comm.state.store(final);
@@ -121,6 +113,7 @@ void destroyComm(qcclComm& comm) {
 void abortComm(qcclComm& comm) {
   comm.aborted.store(true);  // a call in flight sees this and returns
   std::lock_guard<std::mutex> lock(comm.callMutex);
+  if (comm.nccl) comm.nccl->abort();
   release(comm, qcclComm::State::Aborted);
 }
 

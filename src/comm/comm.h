@@ -13,6 +13,7 @@
 #include "qccl/qccl.h"
 #include "src/comm/settings.h"
 #include "src/ef/ef_store.h"
+#include "src/nccl/nccl_exchange.h"
 #include "src/transport/transport.h"
 
 struct qcclComm {
@@ -29,7 +30,8 @@ struct qcclComm {
   uint64_t sequence = 1;
   std::atomic<bool> aborted{false};
   std::mutex callMutex;  // one call at a time; abort waits for the call in flight
-  std::unique_ptr<qccl::transport::Transport> transport;
+  std::unique_ptr<qccl::transport::Transport> transport;  // tagged: host buffers
+  std::unique_ptr<qccl::nccl::NcclExchange> nccl;         // stream-ordered (QCCL_TRANSPORT=nccl)
   std::unique_ptr<qccl::ef::EfStore> ef;
   qccl::coll::WireCounters wire;
   qccl::coll::Workspace workspace;  // the collectives' buffers, kept between calls
@@ -45,7 +47,6 @@ qcclComm& usableComm(qcclComm_t comm);
 // Like usableComm, but accepts failed and aborted ones (for destroy).
 qcclComm& knownComm(qcclComm_t comm);
 
-void finalizeComm(qcclComm& comm);
 void destroyComm(qcclComm& comm);
 void abortComm(qcclComm& comm);
 

@@ -11,6 +11,8 @@
 #include <mutex>
 #include <string>
 
+#include "src/common/host_name.h"
+
 namespace qccl {
 
 namespace {
@@ -41,8 +43,7 @@ uint32_t subsysBit(const std::string& name) {
 // QCCL_DEBUG_FILE with %h (hostname) and %p (pid) replaced.
 FILE* openLogFile(const char* pattern) {
   std::string path;
-  char host[256] = "host";
-  gethostname(host, sizeof host);
+  const std::string host = hostName();
   for (const char* p = pattern; *p; ++p) {
     if (p[0] == '%' && p[1] == 'h') {
       path += host;
@@ -108,15 +109,14 @@ void setLogRank(int rank) { tlsRank = rank; }
 
 void logMessage(LogLevel level, uint32_t, const char* format, ...) {
   static std::mutex mutex;
-  char host[64] = "host";
-  gethostname(host, sizeof host);
+  const std::string host = hostName();
   char message[2048];
   va_list args;
   va_start(args, format);
   std::vsnprintf(message, sizeof message, format, args);
   va_end(args);
   std::lock_guard<std::mutex> lock(mutex);
-  std::fprintf(settings().file, "%s:%d:%ld [%d] QCCL %s %s\n", host, int(getpid()),
+  std::fprintf(settings().file, "%s:%d:%ld [%d] QCCL %s %s\n", host.c_str(), int(getpid()),
                long(syscall(SYS_gettid)), tlsRank, levelName(level), message);
   std::fflush(settings().file);
 }

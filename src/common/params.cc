@@ -16,7 +16,7 @@ const Param kTransport{"QCCL_TRANSPORT", "auto", "auto, ucx, mpi, local"};
 const Param kAlgo{"QCCL_ALGO", "sra", "allreduce algorithm: sra, ring, hier"};
 const Param kMinBytes{"QCCL_MIN_BYTES", "65536", "messages smaller than this go exact"};
 const Param kOps{"QCCL_OPS", "all",
-                "collectives that may be compressed: allreduce,reducescatter,allgather or all"};
+                 "collectives that may be compressed: allreduce,reducescatter,allgather or all"};
 const Param kEf{"QCCL_EF", "1", "error feedback on (1) or off (0) for compressed calls"};
 const Param kEfDtype{"QCCL_EF_DTYPE", "fp32", "residual storage: fp32 or bf16"};
 const Param kTimeout{"QCCL_TIMEOUT", "300", "seconds any wait may last before the call fails"};
@@ -27,6 +27,8 @@ const Param kSegmentBytes{
     "compressed collectives: pipeline segment, bytes of fp32 input (0: none)"};
 const Param kSocketIfname{"QCCL_SOCKET_IFNAME", "",
                           "interface(s) for the bootstrap, as NCCL_SOCKET_IFNAME"};
+const Param kNcclLib{"QCCL_NCCL_LIB", "",
+                     "the NCCL library to load (default: libnccl.so.2 as the loader finds it)"};
 const Param kPort{"QCCL_PORT", "", "torchrun: the bootstrap port (default MASTER_PORT + 1)"};
 const Param kSecret{"QCCL_SECRET", "", "torchrun: the bootstrap secret (32 hex digits)"};
 }  // namespace params

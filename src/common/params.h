@@ -25,6 +25,7 @@ extern const Param kTimeout;
 extern const Param kGroupSize;
 extern const Param kSegmentBytes;
 extern const Param kSocketIfname;
+extern const Param kNcclLib;
 extern const Param kPort;
 extern const Param kSecret;
 }  // namespace params

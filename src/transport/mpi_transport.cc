@@ -6,6 +6,7 @@
 #include <string>
 
 #include "src/common/error.h"
+#include "src/common/host_name.h"
 #include "src/common/log.h"
 
 namespace qccl::transport {
@@ -66,7 +67,7 @@ MpiTransport::MpiTransport(int rank, int size) : Transport(rank, size) {
   MPI_Comm_get_attr(comm_, MPI_TAG_UB, &upperBound, &found);
   if (found && upperBound) tagMask_ = *upperBound >= 0x7FFFFFFF ? 0x7FFFFFFF : 0x7FFF;
   char host[256] = "";
-  gethostname(host, sizeof host);
+  hostName().copy(host, sizeof host - 1);
   std::vector<char> all(size_t(size) * sizeof host);
   MPI_Allgather(host, sizeof host, MPI_CHAR, all.data(), sizeof host, MPI_CHAR, comm_);
   for (int p = 0; p < size; ++p) hosts_.emplace_back(all.data() + size_t(p) * sizeof host);

@@ -12,7 +12,8 @@ struct Named {
 constexpr Named kNames[] = {{TransportKind::Auto, "auto"},
                             {TransportKind::Ucx, "ucx"},
                             {TransportKind::Mpi, "mpi"},
-                            {TransportKind::Local, "local"}};
+                            {TransportKind::Local, "local"},
+                            {TransportKind::Nccl, "nccl"}};
 }  // namespace
 
 const char* transportName(TransportKind kind) {

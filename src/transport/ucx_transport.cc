@@ -7,6 +7,7 @@
 
 #include "src/bootstrap/exchange.h"
 #include "src/common/error.h"
+#include "src/common/host_name.h"
 #include "src/common/log.h"
 
 namespace qccl::transport {
@@ -37,12 +38,6 @@ void onRecv(void*, ucs_status_t status, const ucp_tag_recv_info_t* info, void* u
 
 void onPeerError(void* arg, ucp_ep_h, ucs_status_t status) {
   *static_cast<ucs_status_t*>(arg) = status;
-}
-
-std::string hostName() {
-  char host[256] = "";
-  gethostname(host, sizeof host);
-  return host;
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 namespace qccl::test {
 
 struct CommOptions {
+  const char* transport = "local";  // "nccl": the stream schedules (over the stand-in NCCL)
   const char* codec = "none";
   const char* algorithm = "sra";
   size_t minBytes = 0;
@@ -39,7 +40,7 @@ inline void runRanks(int n, const CommOptions& options,
   for (int r = 0; r < n; ++r) {
     threads.emplace_back([&, r] {
       qcclConfig_t config = QCCL_CONFIG_INITIALIZER;
-      config.transport = "local";
+      config.transport = options.transport;
       config.codec = options.codec;
       config.algorithm = options.algorithm;
       config.minBytes = options.minBytes;
