@@ -27,10 +27,12 @@ struct Case {
 };
 
 std::string caseName(const Case& c) {
-  return specTestName(c.codec) + "_" + c.algorithm + "_n" + std::to_string(c.ranks) + "_c" +
-         std::to_string(c.count) + "_t" + std::to_string(int(c.dtype)) + "_op" +
-         std::to_string(int(c.op)) + (c.inPlace ? "_inplace" : "");
+  return specTestName(c.codec) + "_" + c.algorithm + "_" + dtypeName(c.dtype) + "_" + opName(c.op) +
+         "_" + std::to_string(c.ranks) + "ranks_count" + std::to_string(c.count) +
+         (c.inPlace ? "_inplace" : "");
 }
+
+void PrintTo(const Case& c, std::ostream* os) { *os << caseName(c); }
 
 // The seed every rank of a communicator derives from its unique id (+rht signs).
 uint64_t commSeed(const qcclUniqueId& id) {

@@ -27,6 +27,8 @@ std::string caseName(const Case& c) {
   return specTestName(c.codec) + "_" + kinds[int(c.kind)] + (c.inPlace ? "_inplace" : "");
 }
 
+void PrintTo(const Case& c, std::ostream* os) { *os << caseName(c); }
+
 constexpr int kRanks = 3;
 constexpr size_t kCount = 100003;  // per rank's share for reduce-scatter and allgather
 constexpr int kCalls = 2;

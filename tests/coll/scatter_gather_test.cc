@@ -19,9 +19,11 @@ struct Case {
 };
 
 std::string caseName(const Case& c) {
-  return specTestName(c.codec) + "_n" + std::to_string(c.ranks) + "_c" + std::to_string(c.count) +
-         "_t" + std::to_string(int(c.dtype)) + (c.inPlace ? "_inplace" : "");
+  return specTestName(c.codec) + "_" + dtypeName(c.dtype) + "_" + std::to_string(c.ranks) +
+         "ranks_count" + std::to_string(c.count) + (c.inPlace ? "_inplace" : "");
 }
+
+void PrintTo(const Case& c, std::ostream* os) { *os << caseName(c); }
 
 class ReduceScatter : public ::testing::TestWithParam<Case> {};
 

@@ -25,10 +25,6 @@ struct Case {
   bool inPlace;
 };
 
-const char* dtypeName(qcclDataType_t t) {
-  return t == qcclFloat32 ? "fp32" : t == qcclBfloat16 ? "bf16" : "fp16";
-}
-
 std::string caseName(const Case& c) {
   const char* kinds[] = {"allreduce_sum", "allreduce_avg", "reducescatter", "allgather"};
   return specTestName(c.codec) + "_" + kinds[int(c.kind)] + "_" + dtypeName(c.dtype) + "_" +

@@ -11,6 +11,8 @@ namespace {
 
 enum class Data { Gaussian, StudentT3 };
 
+void PrintTo(Data d, std::ostream* os) { *os << (d == Data::Gaussian ? "gaussian" : "student-t3"); }
+
 std::vector<float> makeData(Data d, size_t n, uint32_t seed) {
   return d == Data::Gaussian ? gaussian(n, seed) : studentT3(n, seed);
 }

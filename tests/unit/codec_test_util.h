@@ -10,6 +10,7 @@
 
 #include "codecs/codec.h"
 #include "codecs/element/hadamard.h"
+#include "tests/test_names.h"
 
 namespace qccl::test {
 
@@ -125,11 +126,6 @@ inline std::vector<double> bounds(const CodecSpec& spec, const std::vector<float
 }
 
 // A codec spec as a GoogleTest parameter name ("nvfp4+rht" -> "nvfp4_rht").
-inline std::string specTestName(std::string spec) {
-  for (char& c : spec) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  return spec;
-}
-
 // For INSTANTIATE_TEST_SUITE_P over codec spec strings.
 struct SpecName {
   template <class Info>

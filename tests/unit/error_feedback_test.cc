@@ -13,6 +13,12 @@ struct EfCase {
   qcclDataType_t residualType;
 };
 
+std::string caseName(const EfCase& c) {
+  return specTestName(c.spec) + "_residual_" + dtypeName(c.residualType);
+}
+
+void PrintTo(const EfCase& c, std::ostream* os) { *os << caseName(c); }
+
 class ErrorFeedback : public ::testing::TestWithParam<EfCase> {};
 
 TEST_P(ErrorFeedback, MeanConvergesAsOneOverT) {
@@ -149,10 +155,7 @@ std::vector<EfCase> efCases() {
 }
 
 INSTANTIATE_TEST_SUITE_P(Codecs, ErrorFeedback, ::testing::ValuesIn(efCases()),
-                         [](const auto& info) {
-                           return specTestName(info.param.spec) +
-                                  (info.param.residualType == qcclFloat32 ? "_f32" : "_bf16");
-                         });
+                         [](const auto& info) { return caseName(info.param); });
 
 }  // namespace
 }  // namespace qccl::test
