@@ -1,7 +1,7 @@
-// Block quantizers: how the blocks of a tile become scales and packed elements, and back. The
-// arithmetic is the definition of each format (docs/CODECS.md), shared with the CUDA kernels
-// through the element conversions. Each quantizer works in passes over a whole tile, so that
-// every loop is long and vectorises:
+// Block quantizers: how the blocks of a tile become scales and packed elements, and back, on the
+// CPU. The arithmetic of each format is codecs/element/format_rules.h, shared with the device
+// tiles; here it is organised in passes over a whole tile, so that every loop is long and
+// vectorises:
 //   encodeScales(x, n, block, chunk, scales, factors)   per block: scale bytes and the factor
 //                                                        its elements are divided (kDivide) or
 //                                                        multiplied by; NaN = non-finite block
@@ -14,9 +14,7 @@
 #pragma once
 
 #include "codecs/cpu/nibble_vec.h"
-#include "codecs/element/e8m0.h"
-#include "codecs/element/minifloat.h"
-#include "codecs/element/stochastic_round.h"
+#include "codecs/element/format_rules.h"
 
 // Quantizers are inlined into the block loops, which pass full blocks' length as a
 // compile-time constant: the loops over 16 or 32 elements then unroll and vectorise.
@@ -27,20 +25,13 @@ namespace qccl {
 inline namespace QCCL_ISA {
 namespace quant {
 
-constexpr float kFloatMax = 3.40282347e38f;
-constexpr float kNan = __builtin_nanf("");
+using rules::isNonFinite;
+using ChunkContext = rules::ChunkScale;
+
 // One code per byte for a block: the largest block is kMaxBlock (codec_spec.h) elements.
 constexpr size_t kMaxBlockElements = 8192;
 // A tile holds at most this many blocks (tileElements in cpu/dispatch.cc).
 constexpr size_t kMaxTileBlocks = 256;
-
-// What a block needs from its chunk: nvfp4's two-level scale.
-struct ChunkContext {
-  float encodeScale = 1.0f;  // nvfp4 s_enc
-  float decodeScale = 1.0f;  // nvfp4 1 / s_enc
-};
-
-QCCL_ALWAYS_INLINE bool isNonFinite(uint32_t absMax) { return absMax >= kInfBits; }
 
 // Largest |x| of each block as fp32 bits; >= kInfBits means a NaN or infinity is present.
 QCCL_ALWAYS_INLINE void blockAbsMax(const float* x, size_t n, size_t block, uint32_t* amax) {
@@ -121,7 +112,7 @@ struct MinifloatCodes {
 
   template <bool kStochastic>
   static QCCL_ALWAYS_INLINE uint32_t code(float t, const uint32_t* random, size_t i) {
-    return encodeRne<F>(kStochastic ? stochasticRoundTo<F>(t, random[i]) : t);
+    return rules::minifloatCode<F, kStochastic>(t, kStochastic ? random[i] : 0u);
   }
 
   template <bool kStochastic>
@@ -221,9 +212,9 @@ struct AmaxOverMaxScale {
     uint32_t amax[kMaxTileBlocks];
     blockAbsMax(x, n, block, amax);
     for (size_t k = 0; k < blockCount(n, block); ++k) {
-      const float s = isNonFinite(amax[k]) ? kNan : bitsFloat(amax[k]) / Q::elementMax();
+      const float s = rules::amaxOverMaxScale(amax[k], Q::elementMax());
       storeScaleF32(scales + 4 * k, s);
-      divisors[k] = s == 0.0f ? 1.0f : s;
+      divisors[k] = rules::amaxOverMaxDivisor(s);
     }
   }
 
@@ -254,10 +245,9 @@ struct MxQuantizer : MinifloatCodes<F> {
                                               const ChunkContext&, uint8_t* scales,
                                               float* factors) {
     byteScales(x, n, block, scales, factors, [](uint32_t amax, uint8_t& scale, float& factor) {
-      const bool bad = isNonFinite(amax);
-      const uint32_t code = bad ? kE8M0Nan : mxScaleCode(bitsFloat(amax), maxValue<F>());
-      scale = uint8_t(code);
-      factor = bad ? kNan : exp2Int(127 - int(code));
+      const rules::BlockScale s = rules::mxScale<F>(amax);
+      scale = uint8_t(s.bits);
+      factor = s.factor;
     });
   }
 
@@ -276,30 +266,21 @@ struct NvFp4Quantizer : MinifloatCodes<E2M1> {
   static constexpr bool kDivide = false;
   static constexpr bool kScalesElements = true;
 
-  static float encodeScale(float chunkAmax) {
-    const float s = (448.0f * 6.0f) / chunkAmax;
-    const float clamped = s > kFloatMax ? kFloatMax : s;
-    return (chunkAmax == 0.0f || clamped == 0.0f) ? 1.0f : clamped;
-  }
+  static float encodeScale(float chunkAmax) { return rules::nvfp4EncodeScale(chunkAmax); }
 
   static QCCL_ALWAYS_INLINE void encodeScales(const float* x, size_t n, size_t block,
                                               const ChunkContext& chunk, uint8_t* scales,
                                               float* factors) {
-    constexpr float kInvElemMax = 1.0f / 6.0f;
-    const float toScale = chunk.encodeScale * kInvElemMax;
     byteScales(x, n, block, scales, factors, [&](uint32_t amax, uint8_t& scale, float& factor) {
-      // Everything computed, then selected: no branch, so the loop over blocks vectorises.
-      const bool bad = isNonFinite(amax);
-      const uint32_t code = encodeRne<E4M3>(bitsFloat(amax) * toScale);
-      const float reciprocal = 1.0f / (decode<E4M3>(code) * chunk.decodeScale);
-      scale = uint8_t(bad ? E4M3::kNanCode : code);
-      factor = bad ? kNan : (reciprocal > kFloatMax ? kFloatMax : reciprocal);
+      const rules::BlockScale s = rules::nvfp4Scale(amax, chunk);
+      scale = uint8_t(s.bits);
+      factor = s.factor;
     });
   }
 
   static QCCL_ALWAYS_INLINE void decodeScales(const uint8_t* scales, size_t blocks,
                                               const ChunkContext& chunk, float* factors) {
-    for (size_t k = 0; k < blocks; ++k) factors[k] = decode<E4M3>(scales[k]) * chunk.decodeScale;
+    for (size_t k = 0; k < blocks; ++k) factors[k] = rules::nvfp4DecodeFactor(scales[k], chunk);
   }
 };
 
@@ -312,25 +293,13 @@ struct Fp4Ue5m3Quantizer : MinifloatCodes<E2M1> {
   static constexpr bool kDivide = false;
   static constexpr bool kScalesElements = true;
 
-  static QCCL_ALWAYS_INLINE uint32_t scaleCode(float amax) {
-    const uint32_t code = encodeRne<UE5M3>(amax / 6.0f);
-    // 6 * value is exact in fp32 (at most 6 significant bits), so this test is exact.
-    // '&', not '&&': no branch, so the loop over blocks vectorises.
-    const bool below = (6.0f * decode<UE5M3>(code) < amax) & (code < UE5M3::kMaxCode);
-    return code + (below ? 1u : 0u);
-  }
-
   static QCCL_ALWAYS_INLINE void encodeScales(const float* x, size_t n, size_t block,
                                               const ChunkContext&, uint8_t* scales,
                                               float* factors) {
     byteScales(x, n, block, scales, factors, [](uint32_t amax, uint8_t& scale, float& factor) {
-      // Everything computed, then selected: no branch, so the loop over blocks vectorises.
-      const bool bad = isNonFinite(amax);
-      const uint32_t code = scaleCode(bitsFloat(amax));
-      const float s = decode<UE5M3>(code);
-      const float reciprocal = 1.0f / s;
-      scale = uint8_t(bad ? UE5M3::kNanCode : code);
-      factor = bad ? kNan : (s == 0.0f ? 0.0f : reciprocal);
+      const rules::BlockScale s = rules::ue5m3Scale(amax);
+      scale = uint8_t(s.bits);
+      factor = s.factor;
     });
   }
 
@@ -348,13 +317,9 @@ struct IntQuantizer : AmaxOverMaxScale<IntQuantizer<kBits>> {
   static constexpr int kMax = (1 << (kBits - 1)) - 1;
   static QCCL_ALWAYS_INLINE float elementMax() { return float(kMax); }
 
-  // Round to the nearest integer, ties to even: adding 1.5 * 2^23 leaves the integer part in
-  // the low mantissa bits (|t| <= 2^22).
   template <bool kStochastic>
   static QCCL_ALWAYS_INLINE uint8_t code(float t, const uint32_t* random, size_t i) {
-    if (kStochastic) t = stochasticRound(t, 0, random[i]);
-    const int32_t q = int32_t(floatBits(t + 12582912.0f) - 0x4B400000u);
-    return uint8_t(q > kMax ? kMax : (q < -kMax ? -kMax : q));
+    return uint8_t(rules::intCode<kBits, kStochastic>(t, kStochastic ? random[i] : 0u));
   }
 
   template <bool kStochastic>
@@ -376,13 +341,13 @@ struct IntQuantizer : AmaxOverMaxScale<IntQuantizer<kBits>> {
   // Sign-extends each element's kBits-bit two's complement code.
   static QCCL_ALWAYS_INLINE void decodeCodes(const uint8_t* in, size_t n, float s, float* out) {
     if constexpr (kBits == 8) {
-      for (size_t i = 0; i < n; ++i) out[i] = float(int8_t(in[i])) * s;
+      for (size_t i = 0; i < n; ++i) out[i] = rules::intValue<8>(in[i]) * s;
     } else {
       for (size_t i = 0; i < n / 2; ++i) {
-        out[2 * i] = float(int32_t(uint32_t(in[i]) << 28) >> 28) * s;
-        out[2 * i + 1] = float(int32_t(uint32_t(in[i]) << 24) >> 28) * s;
+        out[2 * i] = rules::intValue<4>(in[i] & 0xFu) * s;
+        out[2 * i + 1] = rules::intValue<4>(uint32_t(in[i]) >> 4) * s;
       }
-      if (n % 2) out[n - 1] = float(int32_t(uint32_t(in[n / 2]) << 28) >> 28) * s;
+      if (n % 2) out[n - 1] = rules::intValue<4>(in[n / 2] & 0xFu) * s;
     }
   }
 };
@@ -406,9 +371,7 @@ struct Sign1Quantizer {
       for (int l = 0; l < 8; ++l) lane[l] += bitsFloat(floatBits(x[i + l]) & kAbsMask);
     }
     for (size_t i = full; i < n; ++i) lane[i - full] += bitsFloat(floatBits(x[i]) & kAbsMask);
-    const float sum =
-        ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
-    return sum / float(n);
+    return rules::sign1Mean(lane, n);
   }
 
   static QCCL_ALWAYS_INLINE void encodeScales(const float* x, size_t n, size_t block,
@@ -418,7 +381,7 @@ struct Sign1Quantizer {
     blockAbsMax(x, n, block, amax);
     for (size_t b = 0, k = 0; b < n; b += block, ++k) {
       const size_t len = n - b < block ? n - b : block;
-      factors[k] = isNonFinite(amax[k]) ? kNan : meanAbs(x + b, len);
+      factors[k] = isNonFinite(amax[k]) ? rules::quietNan() : meanAbs(x + b, len);
       storeScaleF32(scales + 4 * k, factors[k]);
     }
   }
@@ -428,7 +391,7 @@ struct Sign1Quantizer {
                                              uint8_t* out) {
     for (size_t b = 0; b < (n + 7) / 8; ++b) {
       uint32_t byte = 0;
-      for (size_t k = 0; k < 8 && 8 * b + k < n; ++k) byte |= (floatBits(t[8 * b + k]) >> 31) << k;
+      for (size_t k = 0; k < 8 && 8 * b + k < n; ++k) byte |= rules::signBit(t[8 * b + k]) << k;
       out[b] = uint8_t(byte);
     }
   }
@@ -439,9 +402,7 @@ struct Sign1Quantizer {
   }
 
   static QCCL_ALWAYS_INLINE void decodeCodes(const uint8_t* in, size_t n, float scale, float* out) {
-    const uint32_t s = floatBits(scale);
-    for (size_t i = 0; i < n; ++i)
-      out[i] = bitsFloat(s ^ (uint32_t(in[i / 8] >> (i % 8)) & 1u) << 31);
+    for (size_t i = 0; i < n; ++i) out[i] = rules::signValue(uint32_t(in[i / 8] >> (i % 8)), scale);
   }
 };
 

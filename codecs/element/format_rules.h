@@ -1,0 +1,135 @@
+// Each wire format's arithmetic, one block or one element at a time (docs/CODECS.md): how a
+// block's largest magnitude becomes its stored scale and the factor its elements are scaled by,
+// how a scaled value becomes a code, and how codes and scales decode. The CPU tile passes
+// (codecs/cpu/quantizers.h) and the device tiles (codecs/device/) both call these, so both compute
+// the same bits. Branch-free selects, so that the CPU loops calling them vectorise.
+#pragma once
+
+#include "codecs/element/e8m0.h"
+#include "codecs/element/host_device.h"
+#include "codecs/element/minifloat.h"
+#include "codecs/element/stochastic_round.h"
+
+namespace qccl {
+inline namespace QCCL_ISA {
+namespace rules {
+
+constexpr float kFloatMax = 3.40282347e38f;
+
+QCCL_HD float quietNan() { return bitsFloat(0x7fc00000u); }
+
+// A block's largest |x| as fp32 bits; >= kInfBits means a NaN or an infinity is present.
+QCCL_HD bool isNonFinite(uint32_t absMax) { return absMax >= kInfBits; }
+
+// nvfp4's two-level scale: what every block of one chunk shares (1 for the other formats).
+struct ChunkScale {
+  float encodeScale = 1.0f;  // s_enc, in the chunk header
+  float decodeScale = 1.0f;  // 1 / s_enc
+};
+
+// A block's scale: the bits it is stored as (little-endian, the format's scale bytes) and the
+// factor its elements are multiplied by (divided by, for the fp32-scaled formats). NaN marks a
+// block holding a NaN or an infinity.
+struct BlockScale {
+  uint32_t bits;
+  float factor;
+};
+
+// fp8 and the integers: the stored fp32 scale s = amax / elemMax, and the divisor of the
+// elements: s, or 1 when s == 0 (amax == 0, or an underflow, gives zeros all the same). Two
+// functions rather than a BlockScale: the CPU loop over blocks vectorises better so.
+QCCL_HD float amaxOverMaxScale(uint32_t amax, float elemMax) {
+  return isNonFinite(amax) ? quietNan() : bitsFloat(amax) / elemMax;
+}
+
+QCCL_HD float amaxOverMaxDivisor(float scale) { return scale == 0.0f ? 1.0f : scale; }
+
+// OCP MX: E8M0 scale 2^ceil(log2(amax / elemMax)); the elements are multiplied by 2^-e.
+template <class F>
+QCCL_HD BlockScale mxScale(uint32_t amax) {
+  const bool bad = isNonFinite(amax);
+  const uint32_t code = bad ? kE8M0Nan : mxScaleCode(bitsFloat(amax), maxValue<F>());
+  return {code, bad ? quietNan() : exp2Int(127 - int(code))};
+}
+
+// NVFP4 (Transformer Engine): the chunk's s_enc = 448 * 6 / chunk_amax (1 when either is 0).
+QCCL_HD float nvfp4EncodeScale(float chunkAmax) {
+  const float s = (448.0f * 6.0f) / chunkAmax;
+  const float clamped = s > kFloatMax ? kFloatMax : s;
+  return (chunkAmax == 0.0f || clamped == 0.0f) ? 1.0f : clamped;
+}
+
+// NVFP4 block scale E4M3(block_amax * (s_enc * fp32(1/6))); the elements are multiplied by
+// min(1 / (scale * (1 / s_enc)), max).
+QCCL_HD BlockScale nvfp4Scale(uint32_t amax, const ChunkScale& chunk) {
+  constexpr float kInvElemMax = 1.0f / 6.0f;
+  const float toScale = chunk.encodeScale * kInvElemMax;
+  const bool bad = isNonFinite(amax);
+  const uint32_t code = encodeRne<E4M3>(bitsFloat(amax) * toScale);
+  const float reciprocal = 1.0f / (decode<E4M3>(code) * chunk.decodeScale);
+  return {bad ? E4M3::kNanCode : code,
+          bad ? quietNan() : (reciprocal > kFloatMax ? kFloatMax : reciprocal)};
+}
+
+QCCL_HD float nvfp4DecodeFactor(uint32_t code, const ChunkScale& chunk) {
+  return decode<E4M3>(code) * chunk.decodeScale;
+}
+
+// fp4ue5m3: the smallest UE5M3 value S >= amax / 6, so nothing clips; elements times fp32(1 / S).
+QCCL_HD uint32_t ue5m3ScaleCode(float amax) {
+  const uint32_t code = encodeRne<UE5M3>(amax / 6.0f);
+  // 6 * value is exact in fp32 (at most 6 significant bits), so this test is exact.
+  const bool below = (6.0f * decode<UE5M3>(code) < amax) & (code < UE5M3::kMaxCode);
+  return code + (below ? 1u : 0u);
+}
+
+QCCL_HD BlockScale ue5m3Scale(uint32_t amax) {
+  const bool bad = isNonFinite(amax);
+  const uint32_t code = ue5m3ScaleCode(bitsFloat(amax));
+  const float s = decode<UE5M3>(code);
+  const float reciprocal = 1.0f / s;
+  return {bad ? UE5M3::kNanCode : code, bad ? quietNan() : (s == 0.0f ? 0.0f : reciprocal)};
+}
+
+// sign1's scale, mean |x| of the block, summed in a fixed order: eight lanes, lane l adding
+// |x_l|, |x_{l+8}|, ... in turn, then ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)), over n.
+QCCL_HD float sign1Mean(const float* lane, size_t n) {
+  const float sum =
+      ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
+  return sum / float(n);
+}
+
+// ---- element codes --------------------------------------------------------------------------
+
+template <class F, bool kStochastic>
+QCCL_HD uint32_t minifloatCode(float t, uint32_t random) {
+  return encodeRne<F>(kStochastic ? stochasticRoundTo<F>(t, random) : t);
+}
+
+// Symmetric integers: round to nearest, ties to even (adding 1.5 * 2^23 leaves the integer in the
+// low mantissa bits, |t| <= 2^22), clamped to +-(2^(bits-1) - 1); the two's complement code in the
+// low bits of the byte.
+template <int kBits, bool kStochastic>
+QCCL_HD uint32_t intCode(float t, uint32_t random) {
+  constexpr int kMax = (1 << (kBits - 1)) - 1;
+  if (kStochastic) t = stochasticRound(t, 0, random);
+  const int32_t q = int32_t(floatBits(t + 12582912.0f) - 0x4B400000u);
+  return uint8_t(q > kMax ? kMax : (q < -kMax ? -kMax : q));
+}
+
+// The value of a kBits-bit two's complement code (sign-extended).
+template <int kBits>
+QCCL_HD float intValue(uint32_t code) {
+  return float(int32_t(code << (32 - kBits)) >> (32 - kBits));
+}
+
+QCCL_HD uint32_t signBit(float t) { return floatBits(t) >> 31; }
+
+// sign1 decodes to +-scale.
+QCCL_HD float signValue(uint32_t bit, float scale) {
+  return bitsFloat(floatBits(scale) ^ (bit & 1u) << 31);
+}
+
+}  // namespace rules
+}  // namespace QCCL_ISA
+}  // namespace qccl
