@@ -11,21 +11,10 @@ namespace qccl::codec {
 namespace {
 
 template <class T>
-void put(uint8_t* out, size_t offset, T value) {
-  for (size_t i = 0; i < sizeof(T); ++i) out[offset + i] = uint8_t(uint64_t(value) >> (8 * i));
-}
-
-template <class T>
 T get(const uint8_t* in, size_t offset) {
   uint64_t v = 0;
   for (size_t i = 0; i < sizeof(T); ++i) v |= uint64_t(in[offset + i]) << (8 * i);
   return T(v);
-}
-
-uint32_t floatToBits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
 }
 
 float bitsToFloat(uint32_t u) {
@@ -35,22 +24,6 @@ float bitsToFloat(uint32_t u) {
 }
 
 }  // namespace
-
-void writeChunkHeader(const ChunkHeader& h, uint8_t* out) {
-  std::memset(out, 0, kChunkHeaderBytes);
-  put<uint32_t>(out, 0, kChunkMagic);
-  put<uint8_t>(out, 4, kChunkVersion);
-  put<uint8_t>(out, 5, h.format);
-  put<uint8_t>(out, 6, h.flags);
-  put<uint8_t>(out, 7, h.sourceType);
-  put<uint32_t>(out, 8, h.block);
-  put<uint16_t>(out, 12, h.rhtSize);
-  put<uint64_t>(out, 16, h.count);
-  put<uint32_t>(out, 24, floatToBits(h.chunkScale));
-  put<uint32_t>(out, 28, h.crc32c);
-  put<uint64_t>(out, 32, h.seed);
-  put<uint64_t>(out, 40, h.payloadBytes);
-}
 
 ChunkHeader readChunkHeader(const uint8_t* in, size_t bytes) {
   if (bytes < kChunkHeaderBytes) {

@@ -5,8 +5,11 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "codecs/element/host_device.h"
+
 namespace qccl::codec {
 
+constexpr size_t kChunkHeaderBytes = 64;
 constexpr uint32_t kChunkMagic = 0x4C434351u;  // bytes "QCCL"
 constexpr uint8_t kChunkVersion = 1;
 constexpr uint8_t kFlagStochastic = 0x1;
@@ -25,7 +28,27 @@ struct ChunkHeader {
   uint64_t payloadBytes = 0;  // scales and elements sections together
 };
 
-void writeChunkHeader(const ChunkHeader& header, uint8_t* out);
+// Byte by byte, little-endian: the same code writes headers on the host and in the device
+// encode kernels (codecs/device/encode_tile.h).
+QCCL_HD void putLittleEndian(uint8_t* out, uint64_t value, int bytes) {
+  for (int i = 0; i < bytes; ++i) out[i] = uint8_t(value >> (8 * i));
+}
+
+QCCL_HD void writeChunkHeader(const ChunkHeader& h, uint8_t* out) {
+  for (size_t i = 0; i < kChunkHeaderBytes; ++i) out[i] = 0;
+  putLittleEndian(out + 0, kChunkMagic, 4);
+  putLittleEndian(out + 4, kChunkVersion, 1);
+  putLittleEndian(out + 5, h.format, 1);
+  putLittleEndian(out + 6, h.flags, 1);
+  putLittleEndian(out + 7, h.sourceType, 1);
+  putLittleEndian(out + 8, h.block, 4);
+  putLittleEndian(out + 12, h.rhtSize, 2);
+  putLittleEndian(out + 16, h.count, 8);
+  putLittleEndian(out + 24, floatBits(h.chunkScale), 4);
+  putLittleEndian(out + 28, h.crc32c, 4);
+  putLittleEndian(out + 32, h.seed, 8);
+  putLittleEndian(out + 40, h.payloadBytes, 8);
+}
 
 // Reads and checks what the header can check on its own (magic, version, reserved bytes,
 // known format and dtype). Throws CodecError(InvalidUsage) naming the first mismatch.

@@ -4,12 +4,12 @@
 
 #include <cstddef>
 
+#include "codecs/chunk_header.h"
 #include "codecs/codec_spec.h"
 #include "qccl/qccl.h"
 
 namespace qccl::codec {
 
-constexpr size_t kChunkHeaderBytes = 64;
 constexpr size_t kSectionAlign = 16;
 // Larger counts are refused before any size arithmetic could overflow (2^56 elements).
 constexpr size_t kMaxCount = size_t(1) << 56;
