@@ -9,7 +9,8 @@ namespace qccl::codec {
 
 enum class ErrorKind {
   InvalidArgument,  // the caller passed something malformed (spec, size, dtype, pointer)
-  InvalidUsage      // well-formed, but not what this call expects (another codec's chunk)
+  InvalidUsage,     // well-formed, but not what this call expects (another codec's chunk)
+  CudaFailure       // a CUDA call of the device kernels failed
 };
 
 class CodecError : public std::runtime_error {

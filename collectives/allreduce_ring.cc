@@ -53,7 +53,8 @@ void allreduceRing(Context& context, const ReduceArgs& a) {
     }
     exec.copy(partial, values + s.begin, 4 * s.size());
     if (acceptChunk(context, incoming.data(), incoming.size(), s.size(), left)) {
-      decodeChunk(context, incoming.data(), incoming.size(), s.size(), qcclFloat32, partial, true);
+      decodeChunk(context, incoming.data(), incoming.size(), s.size(), qcclFloat32, qcclFloat32,
+                  partial, true);
     }
     if (step < n - 2) {
       encodeSlot(c, partial, Residuals::kWorker);
@@ -85,7 +86,7 @@ void allreduceRing(Context& context, const ReduceArgs& a) {
   const size_t width = dataTypeSize(a.dtype);
   for (int c = 0; c < n; ++c) {
     const Span s = spans[size_t(c)];
-    decodeChunk(context, reduced(c).data(), reduced(c).size(), s.size(), a.dtype,
+    decodeChunk(context, reduced(c).data(), reduced(c).size(), s.size(), qcclFloat32, a.dtype,
                 recv + s.begin * width, false);
   }
 }

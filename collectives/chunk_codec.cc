@@ -56,8 +56,8 @@ bool acceptChunk(Context& context, const uint8_t* chunk, size_t bytes, size_t co
 }
 
 void decodeChunk(Context& context, const uint8_t* chunk, size_t bytes, size_t count,
-                 qcclDataType_t dtype, void* out, bool accumulate) {
-  const DecodeTask task{chunk, bytes, count, out, dtype, accumulate};
+                 qcclDataType_t sourceType, qcclDataType_t dtype, void* out, bool accumulate) {
+  const DecodeTask task{chunk, bytes, count, sourceType, out, dtype, accumulate};
   context.executor->decode(codecCall(context), &task, 1);
 }
 

@@ -35,8 +35,9 @@ void encodeChunk(Context& context, const void* data, size_t count, qcclDataType_
                  const EncodeRole& role, size_t offset, Buffer& out);
 // Executor::accept: whether a received chunk may be decoded (mismatches are recorded).
 bool acceptChunk(Context& context, const uint8_t* chunk, size_t bytes, size_t count, int from);
-// Decodes an accepted chunk into `out` (dtype), or adds it into fp32 `out` (accumulate).
+// Decodes an accepted chunk, encoded from sourceType, into `out` (dtype), or adds it into fp32
+// `out` (accumulate).
 void decodeChunk(Context& context, const uint8_t* chunk, size_t bytes, size_t count,
-                 qcclDataType_t dtype, void* out, bool accumulate);
+                 qcclDataType_t sourceType, qcclDataType_t dtype, void* out, bool accumulate);
 
 }  // namespace qccl::coll

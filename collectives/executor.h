@@ -43,6 +43,7 @@ struct DecodeTask {
   const uint8_t* chunk;
   size_t bytes;
   size_t count;
+  qcclDataType_t sourceType;  // what the chunk was encoded from (its layout, for format none)
   void* out;
   qcclDataType_t outType;
   bool accumulate;

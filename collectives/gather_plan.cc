@@ -9,6 +9,7 @@ GatherPlan::GatherPlan(Context& context, std::vector<Span> spans, qcclDataType_t
                        void* out, qcclDataType_t outType)
     : context_(context),
       me_(context.group.me),
+      encodedType_(encodedType),
       out_(static_cast<uint8_t*>(out)),
       outType_(outType) {
   for (const Span& s : spans) segments_.emplace_back(context, s, encodedType);
@@ -25,7 +26,7 @@ void GatherPlan::decode(int p, size_t k) {
   const Span s = chunk(p).span(k);
   const size_t bytes = chunk(p).bytes(k);
   if (p != me_ && !acceptChunk(context_, segment(p, k), bytes, s.size(), p)) return;
-  decodeChunk(context_, segment(p, k), bytes, s.size(), outType_,
+  decodeChunk(context_, segment(p, k), bytes, s.size(), encodedType_, outType_,
               out_ + s.begin * dataTypeSize(outType_), false);
 }
 

@@ -30,6 +30,7 @@ class GatherPlan {
   Context& context_;
   int me_;
   std::vector<Segments> segments_;
+  qcclDataType_t encodedType_;
   uint8_t* out_;
   qcclDataType_t outType_;
 };

@@ -48,7 +48,8 @@ ScatterPlan::Reduced ScatterPlan::reduce(size_t k) {
       const auto* send = static_cast<const uint8_t*>(args_.send);
       exec.addToFloat32(send + s.begin * dataTypeSize(args_.dtype), args_.dtype, s.size(), sums);
     } else if (ok_ && acceptChunk(context_, inbox(p, k), mine().bytes(k), s.size(), p)) {
-      decodeChunk(context_, inbox(p, k), mine().bytes(k), s.size(), qcclFloat32, sums, true);
+      decodeChunk(context_, inbox(p, k), mine().bytes(k), s.size(), args_.dtype, qcclFloat32, sums,
+                  true);
     } else {
       ok_ = false;
     }

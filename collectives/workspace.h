@@ -41,6 +41,8 @@ enum class Slot : uint8_t {
   RingPartial,
   RingReduced,
   BarrierWord,
+  StagedSend,
+  StagedRecv,
 };
 
 class Workspace {

@@ -227,7 +227,11 @@ struct EncodeTile {
 
   QCCL_HD static void reduce(const EncodeBatch& b, const Cta& cta, const EncodeWork& w,
                              const EncodeShared& s) {
-    if (Q::kScaleBytes == 0) return;
+    if constexpr (Q::kScaleBytes != 0) reduceBlocks(b, cta, w, s);
+  }
+
+  QCCL_HD static void reduceBlocks(const EncodeBatch& b, const Cta& cta, const EncodeWork& w,
+                                   const EncodeShared& s) {
     for (uint32_t o = cta.thread; o < (w.n + 7) / 8; o += cta.threads) {
       uint32_t m = 0;
       for (uint32_t i = 8 * o; i < 8 * o + 8 && i < w.n; ++i) {
@@ -254,7 +258,12 @@ struct EncodeTile {
     const EncodeChunk& c = *w.chunk;
     const ChunkScale chunk = chunkScaleOf(c);
     if (cta.thread == 0 && w.start == 0) writeHeaderAndPadding(b, c, chunk);
-    if (Q::kScaleBytes == 0) return;
+    if constexpr (Q::kScaleBytes != 0) blockScales(b, cta, w, s, chunk);
+  }
+
+  QCCL_HD static void blockScales(const EncodeBatch& b, const Cta& cta, const EncodeWork& w,
+                                  const EncodeShared& s, const ChunkScale& chunk) {
+    const EncodeChunk& c = *w.chunk;
     const uint32_t block = blockSize(b, w), blocks = (w.n + block - 1) / block;
     for (uint32_t k = cta.thread; k < blocks; k += cta.threads) {
       const uint32_t len = (k + 1) * block < w.n ? block : w.n - k * block;
@@ -291,7 +300,7 @@ struct EncodeTile {
     h.seed = b.seed;
     h.payloadBytes = p.elementsOffset + p.elementsBytes - kChunkHeaderBytes;
     writeChunkHeader(h, c.out);
-    for (uint64_t i = p.blocks * Q::kScaleBytes; i < p.scalesBytes; ++i) {
+    for (uint64_t i = p.blocks * uint64_t(Q::kScaleBytes); i < p.scalesBytes; ++i) {
       c.out[kChunkHeaderBytes + i] = 0;
     }
     const uint64_t dataBytes = (p.paddedCount * Q::kElementBits + 7) / 8;

@@ -21,7 +21,7 @@
 extern "C" {
 #endif
 
-/* Same declaration as CUDA's, so this header needs no CUDA. A null stream means host memory. */
+/* Same declaration as CUDA's, so this header needs no CUDA. */
 struct CUstream_st;
 typedef struct CUstream_st* cudaStream_t;
 
@@ -135,6 +135,13 @@ qcclResult_t qcclCommInitRankConfig(qcclComm_t* comm, int nranks, qcclUniqueId c
  * QCCL_COMM_ID), torchrun (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT), or Open MPI
  * (OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE). config may be NULL. */
 qcclResult_t qcclCommInitFromEnv(qcclComm_t* comm, qcclConfig_t* config);
+/* A communicator over an application's NCCL communicator (an ncclComm_t), for device buffers:
+ * qccl's collectives move their bytes through it, on the caller's stream. It stays the
+ * application's: qcclCommDestroy leaves it alone, and it must outlive the qccl communicator.
+ * Rank and size are NCCL's. config may be NULL (docs/API.md). */
+struct ncclComm;
+qcclResult_t qcclCommInitFromNccl(qcclComm_t* comm, struct ncclComm* ncclComm,
+                                  qcclConfig_t* config);
 /* Waits for the peers (a barrier), then releases nothing: call qcclCommDestroy after. */
 qcclResult_t qcclCommFinalize(qcclComm_t comm);
 qcclResult_t qcclCommDestroy(qcclComm_t comm);
@@ -143,7 +150,9 @@ qcclResult_t qcclCommAbort(qcclComm_t comm);
 qcclResult_t qcclCommCount(const qcclComm_t comm, int* count);
 qcclResult_t qcclCommUserRank(const qcclComm_t comm, int* rank);
 
-/* Collectives, with NCCL's signatures. A NULL stream means host buffers and a synchronous call. */
+/* Collectives, with NCCL's signatures. Host buffers take a NULL stream and the call returns when
+ * it is complete; device buffers run on `stream` (NULL: the legacy default stream), and the call
+ * returns once the work is enqueued, as NCCL's do (docs/API.md, "Device buffers"). */
 qcclResult_t qcclAllReduce(const void* sendbuff, void* recvbuff, size_t count,
                            qcclDataType_t datatype, qcclRedOp_t op, qcclComm_t comm,
                            cudaStream_t stream);
@@ -174,6 +183,12 @@ qcclResult_t qcclEfReset(qcclComm_t comm, uint64_t key);
 qcclResult_t qcclEfStateSize(qcclComm_t comm, size_t* bytes);
 qcclResult_t qcclEfStateSave(qcclComm_t comm, void* buffer, size_t bytes);
 qcclResult_t qcclEfStateLoad(qcclComm_t comm, const void* buffer, size_t bytes);
+
+/* Whether the communicator has failed, without waiting, as ncclCommGetAsyncError: qcclSuccess,
+ * or the error that failed it. Device calls return before their kernels run: a received chunk
+ * that does not match what the device decode expects (ranks that disagree on codec or count)
+ * shows here as qcclInvalidUsage, and fails every later call on the communicator. */
+qcclResult_t qcclCommGetAsyncError(qcclComm_t comm, qcclResult_t* asyncError);
 
 /* qccl extension: the bytes this rank's collectives have sent and received so far (message
  * headers included), for bandwidth accounting. Either pointer may be NULL. */

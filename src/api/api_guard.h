@@ -25,7 +25,9 @@ qcclResult_t apiCall(const char* function, Body&& body) noexcept {
     code = e.code();
     message = e.what();
   } catch (const codec::CodecError& e) {
-    code = e.kind() == codec::ErrorKind::InvalidArgument ? qcclInvalidArgument : qcclInvalidUsage;
+    code = e.kind() == codec::ErrorKind::InvalidArgument ? qcclInvalidArgument
+           : e.kind() == codec::ErrorKind::InvalidUsage  ? qcclInvalidUsage
+                                                         : qcclUnhandledCudaError;
     message = e.what();
   } catch (const std::bad_alloc&) {
     code = qcclSystemError;

@@ -38,6 +38,21 @@ qcclResult_t qcclCommInitFromEnv(qcclComm_t* comm, qcclConfig_t* config) {
   });
 }
 
+qcclResult_t qcclCommInitFromNccl(qcclComm_t* comm, struct ncclComm* ncclComm,
+                                  qcclConfig_t* config) {
+  return apiCall(__func__, [&] {
+    if (comm == nullptr) throwError(qcclInvalidArgument, "comm is NULL");
+    *comm = qccl::adoptNccl(ncclComm, config);
+  });
+}
+
+qcclResult_t qcclCommGetAsyncError(qcclComm_t comm, qcclResult_t* asyncError) {
+  return apiCall(__func__, [&] {
+    if (asyncError == nullptr) throwError(qcclInvalidArgument, "asyncError is NULL");
+    *asyncError = qccl::asyncErrorOf(qccl::knownComm(comm));
+  });
+}
+
 qcclResult_t qcclCommFinalize(qcclComm_t comm) {
   // A barrier: the peers have all reached it. Nothing is released until qcclCommDestroy.
   return apiCall(__func__, [&] { qccl::runBarrier(qccl::usableComm(comm), nullptr); });

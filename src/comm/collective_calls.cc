@@ -1,8 +1,9 @@
 #include "src/comm/collective_calls.h"
 
 #include "collectives/collectives.h"
-#include "collectives/host_executor.h"
+#include "collectives/reduction.h"
 #include "collectives/stream_schedule.h"
+#include "src/comm/call_route.h"
 #include "src/common/error.h"
 #include "src/common/log.h"
 
@@ -10,54 +11,8 @@ namespace qccl {
 
 namespace {
 
-void checkStream(cudaStream_t stream) {
-  if (stream != nullptr) {
-    throwError(qcclInvalidUsage,
-               "a CUDA stream was given, but this release runs collectives on host memory only: "
-               "pass a NULL stream (device buffers go through the NCCL path)");
-  }
-}
-
-// How a call moves its bytes: through the tagged transport (host memory, pipelined schedules) or
-// the stream-ordered exchange (NCCL).
-enum class Route { Tagged, Stream };
-
-Route routeOf(const qcclComm& comm) {
-  if (comm.transport) return Route::Tagged;
-  if (!comm.nccl->takesHostMemory()) {
-    throwError(qcclInvalidUsage,
-               "this communicator moves data with NCCL, which takes device buffers only; host "
-               "buffers need QCCL_TRANSPORT=ucx, mpi or local");
-  }
-  return Route::Stream;
-}
-
-// The collective's context: the whole communicator, a fresh deadline, the next sequence number.
-coll::Context makeContext(qcclComm& comm, Route route, const codec::CodecSpec& spec,
-                          cudaStream_t stream) {
-  coll::Context c;
-  for (int r = 0; r < comm.nranks; ++r) c.group.ranks.push_back(r);
-  c.group.me = comm.rank;
-  c.aborted = &comm.aborted;
-  c.deadline = Deadline::after(comm.settings.timeout);
-  c.sequence = comm.sequence++;
-  c.codec = spec;
-  c.seed = comm.seed;
-  c.wire = &comm.wire;
-  c.executor = &coll::hostExecutor();
-  c.workspace = &comm.workspace;
-  if (route == Route::Tagged) {
-    c.transport = comm.transport.get();
-    c.segmentElements = comm.settings.segmentElements;
-  } else {
-    comm.nccl->setStream(stream);
-    c.exchange = comm.nccl.get();
-  }
-  return c;
-}
-
 // Runs body under the communicator's call lock; a timeout or a lost peer leaves the
-// communicator failed (its message streams are out of step).
+// communicator failed (its message streams are out of step), and so does a failed NCCL or CUDA.
 template <class Body>
 void guarded(qcclComm& comm, Body&& body) {
   std::lock_guard<std::mutex> lock(comm.callMutex);
@@ -65,8 +20,11 @@ void guarded(qcclComm& comm, Body&& body) {
   try {
     body();
   } catch (const Error& e) {
-    if (e.code() == qcclTimeout || e.code() == qcclRemoteError || e.code() == qcclSystemError) {
+    const qcclResult_t code = e.code();
+    if (code == qcclTimeout || code == qcclRemoteError || code == qcclSystemError ||
+        code == qcclUnhandledCudaError) {
       comm.failure = e.what();
+      comm.failureCode = code;
       comm.state.store(qcclComm::State::Failed);
       QCCL_WARN("rank %d: %s", comm.rank, e.what());
     }
@@ -74,97 +32,110 @@ void guarded(qcclComm& comm, Body&& body) {
   }
 }
 
+// The device the route's buffers are on is current for the call.
+struct RouteDevice {
+  explicit RouteDevice(const CallRoute& route)
+      : guard(route.placement.kind == coll::MemoryKind::Device ? route.placement.device : -1) {}
+  device::CurrentDevice guard;
+};
+
 }  // namespace
 
 void runReduction(qcclComm& comm, const ReductionCall& call) {
-  checkStream(call.stream);
   const CallPlan plan = planCall(comm.settings, {comm.nranks, comm.hierGroupSize}, call);
   guarded(comm, [&] {
+    const CallRoute route = routeCall(comm, call.send, call.recv, call.stream);
     if (call.count == 0) return;
-    const Route route = routeOf(comm);
+    RouteDevice current(route);
     coll::Context context = makeContext(comm, route, plan.codec, call.stream);
     if (plan.errorFeedback) {
       context.residuals = &comm.ef->forCall(plan.efKey, plan.efSignature, *context.executor);
     }
-    QCCL_TRACE(kLogColl, "call %llu %s count %zu dtype %d: %s %s",
+    QCCL_TRACE(kLogColl, "call %llu %s count %zu dtype %d %s memory: %s %s",
                static_cast<unsigned long long>(context.sequence), collectiveName(call.kind),
-               call.count, int(call.dtype), describe(plan.exactReason),
+               call.count, int(call.dtype), coll::memoryName(route.placement.kind),
+               describe(plan.exactReason),
                plan.compressed() ? codec::codecName(plan.codec).c_str() : "");
     const bool compressed = plan.compressed();
+    const size_t width = coll::dataTypeSize(call.dtype), n = size_t(comm.nranks);
+    const size_t sendBytes =
+        call.count * width * (call.kind == CollectiveKind::ReduceScatter ? n : 1);
+    const size_t recvBytes = call.count * width * (call.kind == CollectiveKind::AllGather ? n : 1);
+    auto onHost = [&](const void* send, void* recv) {
+      const coll::ReduceArgs args{send, recv, call.count, call.dtype, call.op};
+      switch (call.kind) {
+        case CollectiveKind::AllReduce:
+          return coll::allreduce(context, args, compressed, plan.algorithm, plan.hierGroupSize);
+        case CollectiveKind::ReduceScatter: return coll::reduceScatter(context, args, compressed);
+        case CollectiveKind::AllGather:
+          return coll::allgather(context, send, recv, call.count, call.dtype, compressed,
+                                 plan.keepOwnShardExact);
+      }
+    };
+    if (route.route == Route::Tagged) return onHost(call.send, call.recv);
+    if (route.route == Route::Staged) {
+      return runStaged(comm, call.send, sendBytes, call.recv, recvBytes, onHost);
+    }
     const coll::ReduceArgs args{call.send, call.recv, call.count, call.dtype, call.op};
     switch (call.kind) {
-      case CollectiveKind::AllReduce:
-        if (route == Route::Stream) {
-          coll::allreduceStream(context, args, compressed);
-        } else {
-          coll::allreduce(context, args, compressed, plan.algorithm, plan.hierGroupSize);
-        }
-        break;
+      case CollectiveKind::AllReduce: return coll::allreduceStream(context, args, compressed);
       case CollectiveKind::ReduceScatter:
-        if (route == Route::Stream) {
-          coll::reduceScatterStream(context, args, compressed);
-        } else {
-          coll::reduceScatter(context, args, compressed);
-        }
-        break;
+        return coll::reduceScatterStream(context, args, compressed);
       case CollectiveKind::AllGather:
-        if (route == Route::Stream) {
-          coll::allgatherStream(context, call.send, call.recv, call.count, call.dtype, compressed,
-                                plan.keepOwnShardExact);
-        } else {
-          coll::allgather(context, call.send, call.recv, call.count, call.dtype, compressed,
-                          plan.keepOwnShardExact);
-        }
-        break;
+        return coll::allgatherStream(context, call.send, call.recv, call.count, call.dtype,
+                                     compressed, plan.keepOwnShardExact);
     }
   });
 }
 
 void runBroadcast(qcclComm& comm, const void* send, void* recv, size_t count, qcclDataType_t dtype,
                   int root, cudaStream_t stream) {
-  checkStream(stream);
   if (root < 0 || root >= comm.nranks) {
     throwError(qcclInvalidArgument, "root %d is out of range for %d ranks", root, comm.nranks);
   }
   checkBuffers(comm.rank == root ? send : recv, recv, count, dtype, 1, 1);
   guarded(comm, [&] {
+    const CallRoute route = routeCall(comm, comm.rank == root ? send : nullptr, recv, stream);
     if (count == 0) return;
-    const Route route = routeOf(comm);
+    RouteDevice current(route);
     coll::Context context = makeContext(comm, route, codec::CodecSpec{}, stream);
-    if (route == Route::Stream) {
-      coll::broadcastStream(context, send, recv, count, dtype, root);
-    } else {
-      coll::broadcast(context, send, recv, count, dtype, root);
+    const size_t bytes = count * coll::dataTypeSize(dtype);
+    auto onHost = [&](const void* s, void* r) {
+      coll::broadcast(context, s, r, count, dtype, root);
+    };
+    if (route.route == Route::Tagged) return onHost(send, recv);
+    if (route.route == Route::Staged) {
+      return runStaged(comm, comm.rank == root ? send : recv, comm.rank == root ? bytes : 0, recv,
+                       bytes, onHost);
     }
+    coll::broadcastStream(context, send, recv, count, dtype, root);
   });
 }
 
 void runAlltoall(qcclComm& comm, const void* send, void* recv, size_t count, qcclDataType_t dtype,
                  cudaStream_t stream) {
-  checkStream(stream);
   checkBuffers(send, recv, count, dtype, size_t(comm.nranks), size_t(comm.nranks));
   guarded(comm, [&] {
+    const CallRoute route = routeCall(comm, send, recv, stream);
     if (count == 0) return;
-    const Route route = routeOf(comm);
+    RouteDevice current(route);
     coll::Context context = makeContext(comm, route, codec::CodecSpec{}, stream);
-    if (route == Route::Stream) {
-      coll::alltoallStream(context, send, recv, count, dtype);
-    } else {
-      coll::alltoall(context, send, recv, count, dtype);
-    }
+    const size_t bytes = count * coll::dataTypeSize(dtype) * size_t(comm.nranks);
+    auto onHost = [&](const void* s, void* r) { coll::alltoall(context, s, r, count, dtype); };
+    if (route.route == Route::Tagged) return onHost(send, recv);
+    if (route.route == Route::Staged) return runStaged(comm, send, bytes, recv, bytes, onHost);
+    coll::alltoallStream(context, send, recv, count, dtype);
   });
 }
 
 void runBarrier(qcclComm& comm, cudaStream_t stream) {
-  checkStream(stream);
   guarded(comm, [&] {
-    const Route route = routeOf(comm);
+    const CallRoute route = routeBarrier(comm, stream);
+    RouteDevice current(route);
     coll::Context context = makeContext(comm, route, codec::CodecSpec{}, stream);
-    if (route == Route::Stream) {
-      coll::barrierStream(context);
-    } else {
-      coll::barrier(context);
-    }
+    if (route.route == Route::Tagged) return coll::barrier(context);
+    coll::barrierStream(context);
+    if (stream == nullptr) context.executor->fence();  // a host barrier: the peers got here
   });
 }
 

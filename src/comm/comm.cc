@@ -15,7 +15,8 @@ namespace qccl {
 
 namespace {
 
-constexpr uint64_t kCommMagic = 0x71636c636f6d6d31ull;  // "qclcomm1"
+constexpr uint64_t kCommMagic = 0x71636c636f6d6d31ull;    // "qclcomm1"
+constexpr uint64_t kAdoptedSeed = 0x71636c6e63636c31ull;  // "qclnccl1"
 
 std::mutex registryMutex;
 std::set<const qcclComm*> registry;  // every communicator ever made (live or tombstone)
@@ -32,6 +33,25 @@ int hierGroupSize(const Settings& s, const std::vector<std::string>& hosts) {
     if (hosts[size_t(r)] != hosts[size_t(r / perHost * perHost)]) return 0;
   }
   return perHost;
+}
+
+}  // namespace
+
+namespace {
+
+// The steps every new communicator ends with: error-feedback state, a log line, the registry.
+qcclComm_t registerComm(std::unique_ptr<qcclComm> comm) {
+  const Settings& settings = comm->settings;
+  comm->ef = std::make_unique<ef::EfStore>(settings.efDtype);
+  comm->magic = kCommMagic;
+  QCCL_INFO(kLogInit, "comm %p rank %d of %d: transport %s, codec %s, min bytes %zu, EF %s",
+            static_cast<void*>(comm.get()), comm->rank, comm->nranks,
+            comm->transport ? comm->transport->name() : comm->nccl->name(),
+            codec::codecName(settings.codec).c_str(), settings.minBytes,
+            settings.errorFeedback ? (settings.efDtype == qcclFloat32 ? "fp32" : "bf16") : "off");
+  std::lock_guard<std::mutex> lock(registryMutex);
+  registry.insert(comm.get());
+  return comm.release();
 }
 
 }  // namespace
@@ -56,17 +76,28 @@ qcclComm_t createComm(int nranks, const qcclUniqueId& id, int rank, const qcclCo
     comm->transport = transport::makeTransport(settings.transport, id, rank, nranks, deadline);
     hosts = comm->transport->hosts();
   }
+  // auto: whether device buffers use NCCL is settled at the first call on them.
+  comm->ncclSettled = settings.transport != transport::TransportKind::Auto;
   comm->hierGroupSize = hierGroupSize(settings, hosts);
-  comm->ef = std::make_unique<ef::EfStore>(settings.efDtype);
-  comm->magic = kCommMagic;
-  QCCL_INFO(kLogInit, "comm %p rank %d of %d: transport %s, codec %s, min bytes %zu, EF %s",
-            static_cast<void*>(comm.get()), rank, nranks,
-            comm->transport ? comm->transport->name() : comm->nccl->name(),
-            codec::codecName(settings.codec).c_str(), settings.minBytes,
-            settings.errorFeedback ? (settings.efDtype == qcclFloat32 ? "fp32" : "bf16") : "off");
-  std::lock_guard<std::mutex> lock(registryMutex);
-  registry.insert(comm.get());
-  return comm.release();
+  return registerComm(std::move(comm));
+}
+
+qcclComm_t adoptNccl(ncclComm* ncclComm, const qcclConfig_t* config) {
+  if (ncclComm == nullptr) throwError(qcclInvalidArgument, "ncclComm is NULL");
+  const Settings settings = resolveSettings(config);
+  auto comm = std::make_unique<qcclComm>();
+  comm->nccl = std::make_unique<nccl::NcclExchange>(static_cast<nccl::Comm>(ncclComm));
+  comm->rank = comm->nccl->rank();
+  comm->nranks = comm->nccl->size();
+  setLogRank(comm->rank);
+  comm->settings = settings;
+  // No unique id to derive a seed from: every adopted communicator shares this one (it keys the
+  // +rht signs, which must agree across ranks; +sr streams differ by rank and call anyway).
+  comm->seed = kAdoptedSeed;
+  comm->ncclSettled = true;
+  comm->hierGroupSize =
+      settings.groupSize > 0 && comm->nranks % settings.groupSize == 0 ? settings.groupSize : 0;
+  return registerComm(std::move(comm));
 }
 
 qcclComm& knownComm(qcclComm_t comm) {
@@ -95,12 +126,25 @@ qcclComm& usableComm(qcclComm_t comm) {
   }
 }
 
+qcclResult_t asyncErrorOf(qcclComm& comm) {
+  switch (comm.state.load()) {
+    case qcclComm::State::Live:
+      // A device decode's error is seen here first (the next call also fails for it).
+      return comm.device && comm.device->asyncError() ? qcclInvalidUsage : qcclSuccess;
+    case qcclComm::State::Failed: return comm.failureCode;
+    default: return qcclInvalidUsage;
+  }
+}
+
 namespace {
 void release(qcclComm& comm, qcclComm::State final) {
-  comm.transport.reset();
-  comm.nccl.reset();
   comm.ef.reset();
   comm.workspace = coll::Workspace();
+  comm.deviceWorkspace.reset();
+  comm.staging.reset();
+  comm.nccl.reset();
+  comm.device.reset();
+  comm.transport.reset();
   comm.state.store(final);
 }
 }  // namespace

@@ -1,6 +1,6 @@
-// The communicator behind qcclComm_t: settings, transport, error-feedback state, call counter,
-// and its lifecycle. A destroyed or aborted communicator keeps a small tombstone, so a call on
-// it fails with a clear error rather than touching freed memory.
+// The communicator behind qcclComm_t: settings, transports, executors, error-feedback state, call
+// counter, and its lifecycle. A destroyed or aborted communicator keeps a small tombstone, so a
+// call on it fails with a clear error rather than touching freed memory.
 #pragma once
 
 #include <atomic>
@@ -12,6 +12,7 @@
 #include "collectives/context.h"
 #include "qccl/qccl.h"
 #include "src/comm/settings.h"
+#include "src/device/device_executor.h"
 #include "src/ef/ef_store.h"
 #include "src/nccl/nccl_exchange.h"
 #include "src/transport/transport.h"
@@ -22,6 +23,7 @@ struct qcclComm {
   uint64_t magic = 0;
   std::atomic<State> state{State::Live};
   std::string failure;  // the error that made the communicator unusable
+  qcclResult_t failureCode = qcclSuccess;
   int rank = 0;
   int nranks = 0;
   qccl::Settings settings;
@@ -31,15 +33,26 @@ struct qcclComm {
   std::atomic<bool> aborted{false};
   std::mutex callMutex;  // one call at a time; abort waits for the call in flight
   std::unique_ptr<qccl::transport::Transport> transport;  // tagged: host buffers
-  std::unique_ptr<qccl::nccl::NcclExchange> nccl;         // stream-ordered (QCCL_TRANSPORT=nccl)
+  // Device buffers (src/comm/call_route.h): the executor on their GPU, made at the first call on
+  // GPU memory, and NCCL as the stream-ordered exchange (made at init for QCCL_TRANSPORT=nccl,
+  // adopted by qcclCommInitFromNccl, else made at that first call; or none, and device buffers
+  // are staged through pinned host memory over the tagged transport).
+  std::unique_ptr<qccl::device::DeviceExecutor> device;
+  std::unique_ptr<qccl::nccl::NcclExchange> nccl;
+  bool ncclSettled = false;  // whether device calls use NCCL is decided
+  // Destroyed before the executor whose memory they may hold:
   std::unique_ptr<qccl::ef::EfStore> ef;
   qccl::coll::WireCounters wire;
   qccl::coll::Workspace workspace;  // the collectives' buffers, kept between calls
+  std::unique_ptr<qccl::coll::Workspace> deviceWorkspace;
+  std::unique_ptr<qccl::coll::Workspace> staging;  // pinned: device buffers over host transports
 };
 
 namespace qccl {
 
 qcclComm_t createComm(int nranks, const qcclUniqueId& id, int rank, const qcclConfig_t* config);
+// A communicator over an application's NCCL communicator (used, never destroyed).
+qcclComm_t adoptNccl(ncclComm* ncclComm, const qcclConfig_t* config);
 
 // The communicator, if it can take a call; throws Error (qcclInvalidArgument for NULL or a
 // pointer that is no communicator, qcclInvalidUsage for a destroyed, aborted or failed one).
@@ -47,6 +60,8 @@ qcclComm& usableComm(qcclComm_t comm);
 // Like usableComm, but accepts failed and aborted ones (for destroy).
 qcclComm& knownComm(qcclComm_t comm);
 
+// qcclCommGetAsyncError: qcclSuccess, or why the communicator cannot take calls.
+qcclResult_t asyncErrorOf(qcclComm& comm);
 void destroyComm(qcclComm& comm);
 void abortComm(qcclComm& comm);
 

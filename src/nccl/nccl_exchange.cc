@@ -36,6 +36,11 @@ NcclExchange::NcclExchange(const bootstrap::RootInfo& root, int rank, int nranks
   owned_ = true;
 }
 
+NcclExchange::NcclExchange(const UniqueId& id, int rank, int nranks) : lib_(library()) {
+  check(lib_.commInitRank(&comm_, nranks, id, rank), "ncclCommInitRank");
+  owned_ = true;
+}
+
 NcclExchange::NcclExchange(Comm adopted) : lib_(library()), comm_(adopted) {}
 
 NcclExchange::~NcclExchange() {

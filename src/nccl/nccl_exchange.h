@@ -19,6 +19,8 @@ class NcclExchange : public coll::StreamExchange {
   // bootstrap root of `root`. hosts receives every rank's host name, in rank order.
   NcclExchange(const bootstrap::RootInfo& root, int rank, int nranks, const Deadline& deadline,
                std::vector<std::string>* hosts);
+  // Makes an NCCL communicator from an NCCL unique id already shared among the ranks.
+  NcclExchange(const UniqueId& id, int rank, int nranks);
   // Adopts an application's communicator: used, never destroyed.
   explicit NcclExchange(Comm adopted);
   ~NcclExchange() override;

@@ -165,6 +165,9 @@ TEST(Misuse, MissingPeerTimesOutAndFailsTheCommunicator) {
       return;
     }
     float x = 1, y = 0;
+    qcclResult_t async = qcclInternalError;
+    EXPECT_EQ(qcclCommGetAsyncError(comm, &async), qcclSuccess);
+    EXPECT_EQ(async, qcclSuccess);
     const auto start = std::chrono::steady_clock::now();
     const qcclResult_t rc = qcclAllReduce(&x, &y, 1, qcclFloat32, qcclSum, comm, nullptr);
     const double seconds =
@@ -174,6 +177,9 @@ TEST(Misuse, MissingPeerTimesOutAndFailsTheCommunicator) {
     EXPECT_LT(seconds, 5.0);
     EXPECT_EQ(qcclAllReduce(&x, &y, 1, qcclFloat32, qcclSum, comm, nullptr), qcclInvalidUsage);
     EXPECT_NE(lastError().find("failed earlier"), std::string::npos) << lastError();
+    EXPECT_EQ(qcclCommGetAsyncError(comm, &async), qcclSuccess);
+    EXPECT_EQ(async, qcclTimeout);
+    EXPECT_EQ(qcclCommGetAsyncError(comm, nullptr), qcclInvalidArgument);
   });
 }
 

@@ -6,8 +6,12 @@
 // error and the communicator stays usable.
 #include <gtest/gtest.h>
 
+#include <dlfcn.h>
+
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
+#include <thread>
 
 #include "tests/coll/collective_reference.h"
 #include "tests/coll/ranks.h"
@@ -212,6 +216,79 @@ TEST(StreamScheduleMisuse, DisagreementFailsEveryRankAndTheCommunicatorGoesOn) {
       }
     }
   });
+}
+
+// The stand-in NCCL's own entry points, for a test that makes NCCL communicators itself.
+struct StandinNccl {
+  using UniqueId = struct { char internal[128]; };
+  int (*getUniqueId)(UniqueId*);
+  int (*commInitRank)(void**, int, UniqueId, int);
+  int (*commDestroy)(void*);
+  int (*allReduce)(const void*, void*, size_t, int, int, void*, cudaStream_t);
+
+  StandinNccl() {
+    void* lib = dlopen(QCCL_STANDIN_NCCL, RTLD_NOW | RTLD_LOCAL);
+    getUniqueId = reinterpret_cast<decltype(getUniqueId)>(dlsym(lib, "ncclGetUniqueId"));
+    commInitRank = reinterpret_cast<decltype(commInitRank)>(dlsym(lib, "ncclCommInitRank"));
+    commDestroy = reinterpret_cast<decltype(commDestroy)>(dlsym(lib, "ncclCommDestroy"));
+    allReduce = reinterpret_cast<decltype(allReduce)>(dlsym(lib, "ncclAllReduce"));
+  }
+};
+
+// An application's NCCL communicator, adopted: rank and size are NCCL's, the collectives run
+// over it (the compressed ones bit for bit as over qccl's own NCCL communicator), and it stays
+// the application's after qcclCommDestroy.
+TEST(StreamScheduleAdopted, CollectivesOverTheApplicationsNcclCommunicator) {
+  useStandinNccl();
+  const StandinNccl nccl;
+  constexpr int kRanks = 3;
+  StandinNccl::UniqueId ncclId;
+  ASSERT_EQ(nccl.getUniqueId(&ncclId), 0);
+  const Case c{"int8", Kind::AllreduceSum, qcclFloat32, kRanks, false};
+  qcclUniqueId id;
+  ASSERT_EQ(qcclGetUniqueId(&id), qcclSuccess);
+  const auto ours = run(c, "nccl", id);  // for the expected bits: adoption fixes another seed
+  std::vector<std::vector<float>> adopted(kRanks);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < kRanks; ++r) {
+    threads.emplace_back([&, r] {
+      void* app = nullptr;
+      ASSERT_EQ(nccl.commInitRank(&app, kRanks, ncclId, r), 0);
+      qcclConfig_t config = QCCL_CONFIG_INITIALIZER;
+      config.codec = "int8";
+      config.minBytes = 0;
+      qcclComm_t comm = nullptr;
+      ASSERT_EQ(qcclCommInitFromNccl(&comm, static_cast<ncclComm*>(app), &config), qcclSuccess)
+          << qcclGetLastError(nullptr);
+      int rank = -1, count = -1;
+      EXPECT_EQ(qcclCommUserRank(comm, &rank), qcclSuccess);
+      EXPECT_EQ(qcclCommCount(comm, &count), qcclSuccess);
+      EXPECT_EQ(rank, r);
+      EXPECT_EQ(count, kRanks);
+      std::vector<uint8_t> in;
+      std::vector<double> values;
+      makeInput(r, kCount, qcclFloat32, in, values);
+      adopted[size_t(r)].resize(kCount);
+      EXPECT_EQ(qcclAllReduce(in.data(), adopted[size_t(r)].data(), kCount, qcclFloat32, qcclSum,
+                              comm, nullptr),
+                qcclSuccess)
+          << qcclGetLastError(comm);
+      EXPECT_EQ(qcclCommDestroy(comm), qcclSuccess);
+      float one = 1.0f, sum = 0.0f;  // the application's communicator still works
+      EXPECT_EQ(nccl.allReduce(&one, &sum, 1, qcclFloat32, qcclSum, app, nullptr), 0);
+      EXPECT_EQ(sum, float(kRanks));
+      EXPECT_EQ(nccl.commDestroy(app), 0);
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (int r = 0; r < kRanks; ++r) {
+    EXPECT_EQ(adopted[size_t(r)], adopted[0]) << "rank " << r << " differs";
+    // int8 uses no seed: the same bits as qccl's own communicator gave (first call).
+    EXPECT_EQ(0, std::memcmp(adopted[size_t(r)].data(), ours[size_t(r)].data(), kCount * 4));
+  }
+  EXPECT_EQ(qcclCommInitFromNccl(nullptr, nullptr, nullptr), qcclInvalidArgument);
+  qcclComm_t comm;
+  EXPECT_EQ(qcclCommInitFromNccl(&comm, nullptr, nullptr), qcclInvalidArgument);
 }
 
 }  // namespace

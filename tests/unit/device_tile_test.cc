@@ -44,6 +44,30 @@ void emulate(const Batch& b, uint64_t tiles, Order order) {
   }
 }
 
+struct EmulateEncode {
+  const EncodeBatch& batch;
+  uint64_t tiles;
+  Order order;
+  template <class Q>
+  void operator()() const {
+    if (batch.spec.stochastic) {
+      emulate<EncodeTile<Q, true>>(batch, tiles, order);
+    } else {
+      emulate<EncodeTile<Q, false>>(batch, tiles, order);
+    }
+  }
+};
+
+struct EmulateDecode {
+  const DecodeBatch& batch;
+  uint64_t tiles;
+  Order order;
+  template <class Q>
+  void operator()() const {
+    emulate<DecodeTile<Q>>(batch, tiles, order);
+  }
+};
+
 struct Chunk {
   std::vector<uint8_t> input;
   size_t count;
@@ -124,13 +148,7 @@ void deviceEncode(const codec::CodecSpec& spec, qcclDataType_t dtype, qcclDataTy
       proto, requests, [&](const EncodeChunk&) { return dtype; },
       [&](const EncodeBatch& b, uint64_t tiles) {
         if (spec.format == codec::Format::NvFp4) emulate<AmaxTile>(b, tiles, order);
-        withTileFormat(spec.format, dtype, [&]<class Q>() {
-          if (spec.stochastic) {
-            emulate<EncodeTile<Q, true>>(b, tiles, order);
-          } else {
-            emulate<EncodeTile<Q, false>>(b, tiles, order);
-          }
-        });
+        withTileFormat(spec.format, dtype, EmulateEncode{b, tiles, order});
       });
 }
 
@@ -160,8 +178,7 @@ uint32_t deviceDecode(const codec::CodecSpec& spec, qcclDataType_t sourceType,
   forEachBatch(
       proto, requests, [&](const DecodeChunk&) { return sourceType; },
       [&](const DecodeBatch& b, uint64_t tiles) {
-        withTileFormat(spec.format, sourceType,
-                       [&]<class Q>() { emulate<DecodeTile<Q>>(b, tiles, order); });
+        withTileFormat(spec.format, sourceType, EmulateDecode{b, tiles, order});
       });
   EXPECT_EQ(status, hostStatus);
   return status;
