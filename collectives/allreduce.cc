@@ -10,7 +10,7 @@ void throwIfUsageError(const Context& context) {
 
 void allreduce(Context& context, const ReduceArgs& args, bool compressed,
                AllreduceAlgorithm algorithm, int hierGroupSize) {
-  if (context.group.size() == 1) {  // nothing to exchange; Avg over one rank is the identity
+  if (context.group.size() == 1 && !compressed) {  // nothing to exchange; Avg is the identity
     context.executor->copy(args.recv, args.send, args.count * dataTypeSize(args.dtype));
     return;
   }

@@ -82,7 +82,7 @@ void reduceScatterCompressed(Context& context, const ReduceArgs& a) {
 }  // namespace
 
 void reduceScatter(Context& context, const ReduceArgs& a, bool compressed) {
-  if (context.group.size() == 1) {
+  if (context.group.size() == 1 && !compressed) {
     context.executor->copy(a.recv, a.send, a.count * dataTypeSize(a.dtype));
     return;
   }

@@ -77,7 +77,7 @@ std::vector<Span> shares(int n, size_t count) {
 }  // namespace
 
 void allreduceStream(Context& context, const ReduceArgs& a, bool compressed) {
-  if (context.group.size() == 1) {
+  if (context.group.size() == 1 && !compressed) {
     context.executor->copy(a.recv, a.send, a.count * dataTypeSize(a.dtype));
     return;
   }
@@ -111,7 +111,7 @@ void allreduceStream(Context& context, const ReduceArgs& a, bool compressed) {
 
 void reduceScatterStream(Context& context, const ReduceArgs& a, bool compressed) {
   const int n = context.group.size();
-  if (n == 1) {
+  if (n == 1 && !compressed) {
     context.executor->copy(a.recv, a.send, a.count * dataTypeSize(a.dtype));
     return;
   }

@@ -82,7 +82,7 @@ ExactReason exactReason(const Settings& settings, const CommShape& comm, const R
     return ExactReason::Op;
   }
   if (bytes < settings.minBytes) return ExactReason::BelowMinBytes;
-  if (comm.nranks == 1) return ExactReason::SingleRank;
+  if (comm.nranks == 1 && !settings.compressOneRank) return ExactReason::SingleRank;
   return ExactReason::None;
 }
 
@@ -124,6 +124,7 @@ CallPlan planCall(const Settings& settings, const CommShape& comm, const Reducti
     QCCL_WARN("hier: ranks do not split into even groups; using sra");
     plan.algorithm = coll::AllreduceAlgorithm::Sra;
   }
+  if (comm.nranks == 1) plan.algorithm = coll::AllreduceAlgorithm::Sra;
   plan.errorFeedback =
       plan.compressed() && settings.errorFeedback && !(options.flags & QCCL_CALL_NO_EF);
   if (plan.errorFeedback) {

@@ -55,6 +55,7 @@ Settings resolveSettings(const qcclConfig_t* config) {
     throwError(qcclInvalidArgument, "minimum bytes %lld is negative", (long long)minBytes);
   s.minBytes = size_t(minBytes);
   s.compressedCollectives = parseCollectiveSet(paramString(params::kOps));
+  s.compressOneRank = paramInt(params::kCompressOneRank) != 0;
   s.errorFeedback = (c.errorFeedback != QCCL_CONFIG_UNDEF_INT ? c.errorFeedback
                                                               : int(paramInt(params::kEf))) != 0;
   if (c.efDtype != QCCL_CONFIG_UNDEF_INT) {

@@ -19,6 +19,7 @@ struct Settings {
   coll::AllreduceAlgorithm algorithm = coll::AllreduceAlgorithm::Sra;
   size_t minBytes = 0;
   uint32_t compressedCollectives = kAllCollectives;  // QCCL_OPS
+  bool compressOneRank = false;  // QCCL_COMPRESS_ONE_RANK: the codec path with nothing to send
   bool errorFeedback = true;
   qcclDataType_t efDtype = qcclFloat32;
   std::chrono::milliseconds timeout{0};

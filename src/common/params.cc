@@ -17,6 +17,9 @@ const Param kAlgo{"QCCL_ALGO", "sra", "allreduce algorithm: sra, ring, hier"};
 const Param kMinBytes{"QCCL_MIN_BYTES", "65536", "messages smaller than this go exact"};
 const Param kOps{"QCCL_OPS", "all",
                  "collectives that may be compressed: allreduce,reducescatter,allgather or all"};
+const Param kCompressOneRank{
+    "QCCL_COMPRESS_ONE_RANK", "0",
+    "1: compress at one rank too (nothing travels; for tests of the codec path on one GPU)"};
 const Param kEf{"QCCL_EF", "1", "error feedback on (1) or off (0) for compressed calls"};
 const Param kEfDtype{"QCCL_EF_DTYPE", "fp32", "residual storage: fp32 or bf16"};
 const Param kTimeout{"QCCL_TIMEOUT", "300", "seconds any wait may last before the call fails"};

@@ -19,6 +19,7 @@ extern const Param kTransport;
 extern const Param kAlgo;
 extern const Param kMinBytes;
 extern const Param kOps;
+extern const Param kCompressOneRank;
 extern const Param kEf;
 extern const Param kEfDtype;
 extern const Param kTimeout;
