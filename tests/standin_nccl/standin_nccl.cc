@@ -1,10 +1,13 @@
-// A stand-in for libnccl.so.2 in the test suite: the NCCL calls qccl makes, on host memory, for
-// ranks that are threads of one process. With it CI runs qccl's NCCL exchange and its
-// stream-ordered schedules without a GPU. Streams are ignored: every call has completed when it
-// returns. Calls between ncclGroupStart and ncclGroupEnd run at the group's end: first every
-// operation's sends, then its receives, so a group never waits on itself. Messages between two
-// ranks match in the order they were sent, as NCCL's operations on one communicator do.
-// It exports qcclStandinNcclTakesHostMemory so that qccl lets host buffers through to it.
+// A stand-in for libnccl.so.2 in the test suite: the NCCL calls qccl makes, for ranks that are
+// threads of one process. With it CI runs qccl's NCCL exchange and its stream-ordered schedules
+// on host memory without a GPU, and a GPU machine runs the device algorithms at several ranks on
+// one GPU (which NCCL itself refuses): device buffers are read after their stream's earlier work
+// has finished and written before the call returns, so every call has completed when it returns
+// (not capturable into a CUDA graph). Calls between ncclGroupStart and ncclGroupEnd run at the
+// group's end: first every operation's sends, then its receives, so a group never waits on itself.
+// Messages between two ranks match in the order they were sent, as NCCL's operations on one
+// communicator do. It exports qcclStandinNcclTakesHostMemory so that qccl lets host buffers through
+// to it.
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
@@ -17,7 +20,12 @@
 #include <string>
 #include <vector>
 
+#if QCCL_STANDIN_WITH_CUDA
+#include <cuda_runtime.h>
+#endif
+
 #include "codecs/element/minifloat.h"
+#include "src/device/memory_kind.h"
 #include "src/nccl/nccl_abi.h"
 
 using qccl::nccl::Result;
@@ -54,34 +62,74 @@ struct Deferred {
 };
 thread_local std::vector<Deferred> group;
 
+bool onDevice(const void* p) {
+  return qccl::device::placementOf(p).kind == qccl::coll::MemoryKind::Device;
+}
+
+// The bytes of a buffer once the work its stream holds has finished.
+std::vector<uint8_t> readBytes(const void* data, size_t bytes, cudaStream_t stream) {
+  std::vector<uint8_t> copy(bytes);
+  if (bytes == 0) return copy;
+#if QCCL_STANDIN_WITH_CUDA
+  if (onDevice(data)) {
+    cudaStreamSynchronize(stream);
+    cudaMemcpy(copy.data(), data, bytes, cudaMemcpyDeviceToHost);
+    return copy;
+  }
+#endif
+  (void)stream;
+  std::memcpy(copy.data(), data, bytes);
+  return copy;
+}
+
+void writeBytes(void* out, const uint8_t* data, size_t bytes) {
+  if (bytes == 0) return;
+#if QCCL_STANDIN_WITH_CUDA
+  if (onDevice(out)) {
+    cudaMemcpy(out, data, bytes, cudaMemcpyHostToDevice);
+    return;
+  }
+#endif
+  std::memcpy(out, data, bytes);
+}
+
 Result fail(Result code, const std::string& message) {
   lastError = message;
   return code;
 }
 
-void deposit(Comm& c, int to, const void* data, size_t bytes) {
+void deposit(Comm& c, int to, std::vector<uint8_t> message) {
   std::lock_guard<std::mutex> lock(c.world->mutex);
-  const uint8_t* p = static_cast<const uint8_t*>(data);
-  c.world->mail[{c.rank, to}].emplace_back(p, p + bytes);
+  c.world->mail[{c.rank, to}].push_back(std::move(message));
   c.world->changed.notify_all();
 }
 
-Result take(Comm& c, int from, void* data, size_t bytes) {
+// The next message from `from` into host memory.
+Result takeInto(Comm& c, int from, std::vector<uint8_t>& message, size_t bytes) {
+  message.resize(bytes);
   std::unique_lock<std::mutex> lock(c.world->mutex);
   auto& queue = c.world->mail[{from, c.rank}];
   if (!c.world->changed.wait_for(lock, kWaitLimit, [&] { return !queue.empty(); })) {
     return fail(kSystemError, "stand-in NCCL: rank " + std::to_string(c.rank) +
                                   " waited 60 s for a message from rank " + std::to_string(from));
   }
-  std::vector<uint8_t> message = std::move(queue.front());
+  std::vector<uint8_t> got = std::move(queue.front());
   queue.pop_front();
-  if (message.size() != bytes) {
+  if (got.size() != bytes) {
     return fail(kInvalidUsage, "stand-in NCCL: rank " + std::to_string(from) + " sent " +
-                                   std::to_string(message.size()) + " bytes, rank " +
+                                   std::to_string(got.size()) + " bytes, rank " +
                                    std::to_string(c.rank) + " expected " + std::to_string(bytes));
   }
-  if (bytes) std::memcpy(data, message.data(), bytes);
+  message = std::move(got);
   return kSuccess;
+}
+
+// The next message from `from` into the buffer at data.
+Result take(Comm& c, int from, void* data, size_t bytes) {
+  std::vector<uint8_t> message;
+  const Result r = takeInto(c, from, message, bytes);
+  if (r == kSuccess) writeBytes(data, message.data(), bytes);
+  return r;
 }
 
 // Runs op now, or at the end of the open group.
@@ -144,8 +192,10 @@ void store(int dtype, double v, uint8_t* p) {
 
 // The n contributions (rank order) reduced element by element in double, into out.
 void reduce(const std::vector<std::vector<uint8_t>>& in, size_t count, int dtype, int op,
-            uint8_t* out) {
+            void* result) {
   const size_t w = typeBytes(dtype);
+  std::vector<uint8_t> reduced(count * w);
+  uint8_t* out = reduced.data();
   for (size_t i = 0; i < count; ++i) {
     double acc = load(dtype, in[0].data() + i * w);
     for (size_t r = 1; r < in.size(); ++r) {
@@ -159,6 +209,7 @@ void reduce(const std::vector<std::vector<uint8_t>>& in, size_t count, int dtype
       acc = dtype <= 5 ? double(int64_t(acc) / int64_t(in.size())) : acc / double(in.size());
     store(dtype, acc, out + i * w);
   }
+  writeBytes(result, reduced.data(), reduced.size());
 }
 
 // Every rank's `bytes` from `data`, in rank order (the own one copied).
@@ -168,21 +219,20 @@ struct Gathered {
 
 // The buffer is read when the operation runs (as NCCL reads it in stream order), not when it is
 // called.
-Deferred gatherAll(Comm* c, const void* data, size_t bytes, std::shared_ptr<Gathered> g) {
-  return {[c, data, bytes, g] {
-            const uint8_t* own = static_cast<const uint8_t*>(data);
+Deferred gatherAll(Comm* c, const void* data, size_t bytes, cudaStream_t stream,
+                   std::shared_ptr<Gathered> g) {
+  return {[c, data, bytes, stream, g] {
             g->all.assign(size_t(c->size), {});
-            g->all[size_t(c->rank)].assign(own, own + bytes);
+            g->all[size_t(c->rank)] = readBytes(data, bytes, stream);
             for (int p = 0; p < c->size; ++p) {
-              if (p != c->rank) deposit(*c, p, data, bytes);
+              if (p != c->rank) deposit(*c, p, g->all[size_t(c->rank)]);
             }
             return kSuccess;
           },
           [c, g, bytes] {
             for (int p = 0; p < c->size; ++p) {
               if (p == c->rank) continue;
-              g->all[size_t(p)].resize(bytes);
-              if (Result r = take(*c, p, g->all[size_t(p)].data(), bytes); r != kSuccess) return r;
+              if (Result r = takeInto(*c, p, g->all[size_t(p)], bytes); r != kSuccess) return r;
             }
             return kSuccess;
           }};
@@ -289,11 +339,12 @@ Result ncclGroupEnd() {
   return result;
 }
 
-Result ncclSend(const void* data, size_t count, int dtype, int peer, void* comm, cudaStream_t) {
+Result ncclSend(const void* data, size_t count, int dtype, int peer, void* comm,
+                cudaStream_t stream) {
   Comm* c = commOf(comm);
   const size_t bytes = count * typeBytes(dtype);
-  return run({[c, peer, data, bytes] {
-                deposit(*c, peer, data, bytes);
+  return run({[c, peer, data, bytes, stream] {
+                deposit(*c, peer, readBytes(data, bytes, stream));
                 return kSuccess;
               },
               [] { return kSuccess; }});
@@ -307,10 +358,10 @@ Result ncclRecv(void* data, size_t count, int dtype, int peer, void* comm, cudaS
 }
 
 Result ncclAllReduce(const void* send, void* recv, size_t count, int dtype, int op, void* comm,
-                     cudaStream_t) {
+                     cudaStream_t stream) {
   Comm* c = commOf(comm);
   auto g = std::make_shared<Gathered>();
-  Deferred gather = gatherAll(c, send, count * typeBytes(dtype), g);
+  Deferred gather = gatherAll(c, send, count * typeBytes(dtype), stream, g);
   return run({gather.post, [=] {
                 if (Result r = gather.complete(); r != kSuccess) return r;
                 reduce(g->all, count, dtype, op, static_cast<uint8_t*>(recv));
@@ -319,11 +370,11 @@ Result ncclAllReduce(const void* send, void* recv, size_t count, int dtype, int 
 }
 
 Result ncclReduceScatter(const void* send, void* recv, size_t recvCount, int dtype, int op,
-                         void* comm, cudaStream_t) {
+                         void* comm, cudaStream_t stream) {
   Comm* c = commOf(comm);
   auto g = std::make_shared<Gathered>();
   const size_t w = typeBytes(dtype);
-  Deferred gather = gatherAll(c, send, recvCount * w * size_t(c->size), g);
+  Deferred gather = gatherAll(c, send, recvCount * w * size_t(c->size), stream, g);
   return run({gather.post, [=] {
                 if (Result r = gather.complete(); r != kSuccess) return r;
                 std::vector<std::vector<uint8_t>> shares;
@@ -337,34 +388,35 @@ Result ncclReduceScatter(const void* send, void* recv, size_t recvCount, int dty
 }
 
 Result ncclAllGather(const void* send, void* recv, size_t sendCount, int dtype, void* comm,
-                     cudaStream_t) {
+                     cudaStream_t stream) {
   Comm* c = commOf(comm);
   auto g = std::make_shared<Gathered>();
   const size_t bytes = sendCount * typeBytes(dtype);
-  Deferred gather = gatherAll(c, send, bytes, g);
+  Deferred gather = gatherAll(c, send, bytes, stream, g);
   return run({gather.post, [=] {
                 if (Result r = gather.complete(); r != kSuccess) return r;
                 for (size_t p = 0; p < g->all.size(); ++p) {
-                  if (bytes)
-                    std::memcpy(static_cast<uint8_t*>(recv) + p * bytes, g->all[p].data(), bytes);
+                  writeBytes(static_cast<uint8_t*>(recv) + p * bytes, g->all[p].data(), bytes);
                 }
                 return kSuccess;
               }});
 }
 
 Result ncclBroadcast(const void* send, void* recv, size_t count, int dtype, int root, void* comm,
-                     cudaStream_t) {
+                     cudaStream_t stream) {
   Comm* c = commOf(comm);
   const size_t bytes = count * typeBytes(dtype);
   if (c->rank == root) {
-    return run({[c, send, bytes] {
+    auto data = std::make_shared<std::vector<uint8_t>>();
+    return run({[c, send, bytes, stream, data] {
+                  *data = readBytes(send, bytes, stream);
                   for (int p = 0; p < c->size; ++p) {
-                    if (p != c->rank) deposit(*c, p, send, bytes);
+                    if (p != c->rank) deposit(*c, p, *data);
                   }
                   return kSuccess;
                 },
-                [send, recv, bytes] {
-                  if (bytes && send != recv) std::memmove(recv, send, bytes);
+                [send, recv, data] {
+                  if (send != recv) writeBytes(recv, data->data(), data->size());
                   return kSuccess;
                 }});
   }
