@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# The device check: on a machine with a GPU, configures and builds qccl with CUDA, runs the GPU
+# tests (the codec kernels against the CPU's bits; device collectives at 2-4 ranks on one GPU
+# against the host path; NCCL at one rank, a compressed call captured into a CUDA graph; the
+# asynchronous error), times the device codecs against the device's copy bandwidth, and ends
+# with one table. Logs and the codec table go to $OUT (the device tool's output folder) or the
+# build folder. About 5 minutes on one H200 with 16 cores.
+#
+# Where GoogleTest is not installed, it builds the sources in .gtest/ (ignored by git); from a
+# machine that has Debian's googletest: cp -r /usr/src/googletest .gtest, and carry .gtest.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+build=${QCCL_GPU_BUILD_DIR:-build-gpu}
+out=${OUT:-$build}
+mkdir -p "$build" "$out"
+start=$(date +%s)
+elapsed() { echo "$(( $(date +%s) - start )) s"; }
+
+gtest=()
+if [ ! -e /usr/include/gtest/gtest.h ] && [ -d .gtest ]; then
+  gtest=(-DQCCL_GTEST_SOURCE_DIR="$PWD/.gtest")
+fi
+rows=()
+if ! cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DQCCL_WITH_CUDA=ON \
+     -DCMAKE_CUDA_ARCHITECTURES="${QCCL_CUDA_ARCHITECTURES:-90}" -DQCCL_SANITIZER_TESTS=OFF \
+     "${gtest[@]}" > "$out/configure.log" 2>&1 ||
+   ! cmake --build "$build" -j "$(nproc)" --target gpu_element_tests gpu_codec_tests \
+     gpu_collective_tests gpu_codec_bench standin_nccl > "$out/build.log" 2>&1; then
+  tail -n 30 "$out/configure.log" "$out/build.log" 2>/dev/null
+  echo "| build | FAILED ($(elapsed)) |"
+  exit 1
+fi
+rows+=("| build (CUDA, sm_${QCCL_CUDA_ARCHITECTURES:-90}) | ok | $(elapsed) |")
+nvidia-smi -L 2>/dev/null | head -n 1
+
+# name binary filter: one row with the passed/failed/skipped counts of a GPU test binary.
+status=0
+check() {
+  local name=$1 binary=$2 filter=$3 log="$out/$2.log" t0=$(date +%s)
+  env -u QCCL_NCCL_LIB "$build/tests/$binary" --gtest_filter="$filter" > "$log" 2>&1
+  local rc=$?
+  local passed failed skipped
+  passed=$(grep -c '^\[       OK \]' "$log")
+  failed=$(grep -c '^\[  FAILED  \].*(' "$log")
+  skipped=$(grep -c '^\[  SKIPPED \].*(' "$log")
+  [ "$rc" -ne 0 ] && status=1
+  rows+=("| $name | $passed passed, $failed failed, $skipped skipped | $(( $(date +%s) - t0 )) s |")
+  grep -A3 '^\[  FAILED  \].*(' "$log" | head -n 20
+}
+check "element conversions vs host" gpu_element_tests '*'
+check "codec kernels vs CPU kernels" gpu_codec_tests '*'
+check "device collectives vs host path, 2-4 ranks" gpu_collective_tests 'Cases/*'
+check "device buffers staged over a host transport" gpu_collective_tests 'DeviceStaged.*'
+check "NCCL, 1 rank: exact, compressed, CUDA graph" gpu_collective_tests 'DeviceNccl.*'
+check "disagreement: asynchronous error" gpu_collective_tests 'DeviceMisuse.*'
+
+t0=$(date +%s)
+"$build/perf/gpu_codec_bench" 256 > "$out/gpu_codec_bench.md" 2>&1 || status=1
+rows+=("| device codec throughput (gpu_codec_bench.md) | $(tail -n 1 "$out/gpu_codec_bench.md") | $(( $(date +%s) - t0 )) s |")
+
+echo
+cat "$out/gpu_codec_bench.md"
+echo
+echo "| check | result | time |"
+echo "|---|---|---|"
+printf '%s\n' "${rows[@]}"
+echo "total $(elapsed), $(date -u +%Y-%m-%d)"
+exit $status
