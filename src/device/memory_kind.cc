@@ -1,6 +1,7 @@
 #include "src/device/memory_kind.h"
 
 #include <dlfcn.h>
+#include <link.h>
 
 #include <atomic>
 #include <cstdint>
@@ -17,11 +18,28 @@ constexpr int kDeviceOrdinalAttribute = 9;  // CU_POINTER_ATTRIBUTE_DEVICE_ORDIN
 constexpr unsigned kMemoryTypeDevice = 2;   // CU_MEMORYTYPE_DEVICE
 constexpr unsigned kMemoryTypeUnified = 4;  // CU_MEMORYTYPE_UNIFIED
 
+// How many shared objects the process has loaded so far (glibc counts every load).
+unsigned long long objectsLoaded() {
+  unsigned long long adds = 0;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* data) {
+        *static_cast<unsigned long long*>(data) = info->dlpi_adds;
+        return 1;  // the first object carries the count
+      },
+      &adds);
+  return adds;
+}
+
 // The driver's entry point once the process has loaded the driver (which then stays), else
-// nullptr.
+// nullptr. Asking the loader costs a search of the file system (~17 us), so it is asked again
+// only after the process has loaded something new.
 PointerGetAttribute driverQuery() {
   static std::atomic<PointerGetAttribute> found{nullptr};
+  static std::atomic<unsigned long long> lookedAt{0};
   if (PointerGetAttribute query = found.load()) return query;
+  const unsigned long long loaded = objectsLoaded();
+  if (loaded == lookedAt.load()) return nullptr;
+  lookedAt.store(loaded);
   void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
   if (driver == nullptr) return nullptr;
   auto query = reinterpret_cast<PointerGetAttribute>(dlsym(driver, "cuPointerGetAttribute"));
