@@ -245,9 +245,8 @@ struct MxQuantizer : MinifloatCodes<F> {
                                               const ChunkContext&, uint8_t* scales,
                                               float* factors) {
     byteScales(x, n, block, scales, factors, [](uint32_t amax, uint8_t& scale, float& factor) {
-      const rules::BlockScale s = rules::mxScale<F>(amax);
-      scale = uint8_t(s.bits);
-      factor = s.factor;
+      scale = uint8_t(rules::mxScaleByte<F>(amax));
+      factor = rules::mxFactor(scale);
     });
   }
 
@@ -272,9 +271,8 @@ struct NvFp4Quantizer : MinifloatCodes<E2M1> {
                                               const ChunkContext& chunk, uint8_t* scales,
                                               float* factors) {
     byteScales(x, n, block, scales, factors, [&](uint32_t amax, uint8_t& scale, float& factor) {
-      const rules::BlockScale s = rules::nvfp4Scale(amax, chunk);
-      scale = uint8_t(s.bits);
-      factor = s.factor;
+      scale = uint8_t(rules::nvfp4ScaleByte(amax, chunk));
+      factor = rules::nvfp4Factor(scale, chunk);
     });
   }
 
@@ -297,9 +295,8 @@ struct Fp4Ue5m3Quantizer : MinifloatCodes<E2M1> {
                                               const ChunkContext&, uint8_t* scales,
                                               float* factors) {
     byteScales(x, n, block, scales, factors, [](uint32_t amax, uint8_t& scale, float& factor) {
-      const rules::BlockScale s = rules::ue5m3Scale(amax);
-      scale = uint8_t(s.bits);
-      factor = s.factor;
+      scale = uint8_t(rules::ue5m3ScaleByte(amax));
+      factor = rules::ue5m3Factor(scale);
     });
   }
 
@@ -344,10 +341,10 @@ struct IntQuantizer : AmaxOverMaxScale<IntQuantizer<kBits>> {
       for (size_t i = 0; i < n; ++i) out[i] = rules::intValue<8>(in[i]) * s;
     } else {
       for (size_t i = 0; i < n / 2; ++i) {
-        out[2 * i] = rules::intValue<4>(in[i] & 0xFu) * s;
-        out[2 * i + 1] = rules::intValue<4>(uint32_t(in[i]) >> 4) * s;
+        out[2 * i] = rules::intValue<4>(in[i]) * s;
+        out[2 * i + 1] = rules::intValue<4>(in[i], 4) * s;
       }
-      if (n % 2) out[n - 1] = rules::intValue<4>(in[n / 2] & 0xFu) * s;
+      if (n % 2) out[n - 1] = rules::intValue<4>(in[n / 2]) * s;
     }
   }
 };

@@ -11,8 +11,14 @@ namespace qccl {
 inline namespace QCCL_ISA {
 namespace tile {
 
-using rules::BlockScale;
 using rules::ChunkScale;
+
+// A block's scale as a tile keeps it: the stored bits (little-endian, the format's scale bytes)
+// and the factor its elements are scaled by.
+struct BlockScale {
+  uint32_t bits;
+  float factor;
+};
 
 QCCL_HD float loadF32(const uint8_t* p) {
   return bitsFloat(uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 |
@@ -83,7 +89,8 @@ struct MxTile : BlockScaled {
   static constexpr unsigned kElementBits = F::kMagBits + 1;
   static constexpr unsigned kScaleBytes = 1;
   QCCL_HD static BlockScale scale(uint32_t amax, const ChunkScale&) {
-    return rules::mxScale<F>(amax);
+    const uint32_t byte = rules::mxScaleByte<F>(amax);
+    return {byte, rules::mxFactor(byte)};
   }
   QCCL_HD static float decodeFactor(const uint8_t* scale, const ChunkScale&) {
     return decodeE8M0(*scale);
@@ -100,7 +107,8 @@ struct NvFp4Tile : BlockScaled {
   static constexpr unsigned kScaleBytes = 1;
   static constexpr bool kNeedsChunkScale = true;
   QCCL_HD static BlockScale scale(uint32_t amax, const ChunkScale& chunk) {
-    return rules::nvfp4Scale(amax, chunk);
+    const uint32_t byte = rules::nvfp4ScaleByte(amax, chunk);
+    return {byte, rules::nvfp4Factor(byte, chunk)};
   }
   QCCL_HD static float decodeFactor(const uint8_t* scale, const ChunkScale& chunk) {
     return rules::nvfp4DecodeFactor(*scale, chunk);
@@ -116,7 +124,8 @@ struct Ue5m3Tile : BlockScaled {
   static constexpr unsigned kElementBits = 4;
   static constexpr unsigned kScaleBytes = 1;
   QCCL_HD static BlockScale scale(uint32_t amax, const ChunkScale&) {
-    return rules::ue5m3Scale(amax);
+    const uint32_t byte = rules::ue5m3ScaleByte(amax);
+    return {byte, rules::ue5m3Factor(byte)};
   }
   QCCL_HD static float decodeFactor(const uint8_t* scale, const ChunkScale&) {
     return decode<UE5M3>(*scale);
@@ -145,7 +154,7 @@ struct IntTile : BlockScaled {
     return rules::intCode<kBits, kStochastic>(t, random);
   }
   QCCL_HD static float value(uint32_t code, float factor) {
-    return rules::intValue<kBits>(code & ((1u << kBits) - 1)) * factor;
+    return rules::intValue<kBits>(code) * factor;
   }
 };
 

@@ -27,17 +27,13 @@ struct ChunkScale {
   float decodeScale = 1.0f;  // 1 / s_enc
 };
 
-// A block's scale: the bits it is stored as (little-endian, the format's scale bytes) and the
-// factor its elements are multiplied by (divided by, for the fp32-scaled formats). NaN marks a
-// block holding a NaN or an infinity.
-struct BlockScale {
-  uint32_t bits;
-  float factor;
-};
+// Per block: the stored scale from the block's largest |x|, and from the stored scale the factor
+// the elements are multiplied by (divided by, for the fp32-scaled formats); a block holding a NaN
+// or an infinity stores its format's NaN, and its factor is NaN. Separate functions, not one
+// returning both: the CPU loops over blocks vectorise better so.
 
 // fp8 and the integers: the stored fp32 scale s = amax / elemMax, and the divisor of the
-// elements: s, or 1 when s == 0 (amax == 0, or an underflow, gives zeros all the same). Two
-// functions rather than a BlockScale: the CPU loop over blocks vectorises better so.
+// elements: s, or 1 when s == 0 (amax == 0, or an underflow, gives zeros all the same).
 QCCL_HD float amaxOverMaxScale(uint32_t amax, float elemMax) {
   return isNonFinite(amax) ? quietNan() : bitsFloat(amax) / elemMax;
 }
@@ -46,10 +42,12 @@ QCCL_HD float amaxOverMaxDivisor(float scale) { return scale == 0.0f ? 1.0f : sc
 
 // OCP MX: E8M0 scale 2^ceil(log2(amax / elemMax)); the elements are multiplied by 2^-e.
 template <class F>
-QCCL_HD BlockScale mxScale(uint32_t amax) {
-  const bool bad = isNonFinite(amax);
-  const uint32_t code = bad ? kE8M0Nan : mxScaleCode(bitsFloat(amax), maxValue<F>());
-  return {code, bad ? quietNan() : exp2Int(127 - int(code))};
+QCCL_HD uint32_t mxScaleByte(uint32_t amax) {
+  return isNonFinite(amax) ? kE8M0Nan : mxScaleCode(bitsFloat(amax), maxValue<F>());
+}
+
+QCCL_HD float mxFactor(uint32_t scale) {
+  return scale == kE8M0Nan ? quietNan() : exp2Int(127 - int(scale));
 }
 
 // NVFP4 (Transformer Engine): the chunk's s_enc = 448 * 6 / chunk_amax (1 when either is 0).
@@ -59,16 +57,17 @@ QCCL_HD float nvfp4EncodeScale(float chunkAmax) {
   return (chunkAmax == 0.0f || clamped == 0.0f) ? 1.0f : clamped;
 }
 
-// NVFP4 block scale E4M3(block_amax * (s_enc * fp32(1/6))); the elements are multiplied by
-// min(1 / (scale * (1 / s_enc)), max).
-QCCL_HD BlockScale nvfp4Scale(uint32_t amax, const ChunkScale& chunk) {
+// NVFP4 block scale E4M3(block_amax * (s_enc * fp32(1/6))) (a finite amax never rounds to E4M3's
+// NaN: it saturates); the elements are multiplied by min(1 / (scale * (1 / s_enc)), max).
+QCCL_HD uint32_t nvfp4ScaleByte(uint32_t amax, const ChunkScale& chunk) {
   constexpr float kInvElemMax = 1.0f / 6.0f;
-  const float toScale = chunk.encodeScale * kInvElemMax;
-  const bool bad = isNonFinite(amax);
-  const uint32_t code = encodeRne<E4M3>(bitsFloat(amax) * toScale);
-  const float reciprocal = 1.0f / (decode<E4M3>(code) * chunk.decodeScale);
-  return {bad ? E4M3::kNanCode : code,
-          bad ? quietNan() : (reciprocal > kFloatMax ? kFloatMax : reciprocal)};
+  const uint32_t code = encodeRne<E4M3>(bitsFloat(amax) * (chunk.encodeScale * kInvElemMax));
+  return isNonFinite(amax) ? E4M3::kNanCode : code;
+}
+
+QCCL_HD float nvfp4Factor(uint32_t scale, const ChunkScale& chunk) {
+  const float reciprocal = 1.0f / (decode<E4M3>(scale) * chunk.decodeScale);  // NaN for NaN
+  return reciprocal > kFloatMax ? kFloatMax : reciprocal;
 }
 
 QCCL_HD float nvfp4DecodeFactor(uint32_t code, const ChunkScale& chunk) {
@@ -83,12 +82,14 @@ QCCL_HD uint32_t ue5m3ScaleCode(float amax) {
   return code + (below ? 1u : 0u);
 }
 
-QCCL_HD BlockScale ue5m3Scale(uint32_t amax) {
-  const bool bad = isNonFinite(amax);
+QCCL_HD uint32_t ue5m3ScaleByte(uint32_t amax) {
   const uint32_t code = ue5m3ScaleCode(bitsFloat(amax));
-  const float s = decode<UE5M3>(code);
-  const float reciprocal = 1.0f / s;
-  return {bad ? UE5M3::kNanCode : code, bad ? quietNan() : (s == 0.0f ? 0.0f : reciprocal)};
+  return isNonFinite(amax) ? UE5M3::kNanCode : code;
+}
+
+QCCL_HD float ue5m3Factor(uint32_t scale) {
+  const float s = decode<UE5M3>(scale);  // NaN for NaN
+  return s == 0.0f ? 0.0f : 1.0f / s;
 }
 
 // sign1's scale, mean |x| of the block, summed in a fixed order: eight lanes, lane l adding
@@ -117,10 +118,11 @@ QCCL_HD uint32_t intCode(float t, uint32_t random) {
   return uint8_t(q > kMax ? kMax : (q < -kMax ? -kMax : q));
 }
 
-// The value of a kBits-bit two's complement code (sign-extended).
+// The value of the kBits-bit two's complement code at bits [shift, shift + kBits) of `bits`
+// (the bits above it are ignored), sign-extended.
 template <int kBits>
-QCCL_HD float intValue(uint32_t code) {
-  return float(int32_t(code << (32 - kBits)) >> (32 - kBits));
+QCCL_HD float intValue(uint32_t bits, int shift = 0) {
+  return float(int32_t(bits << (32 - kBits - shift)) >> (32 - kBits));
 }
 
 QCCL_HD uint32_t signBit(float t) { return floatBits(t) >> 31; }
