@@ -30,9 +30,11 @@ void requireNonNull(const void* p, const char* what, size_t count) {
   }
 }
 
-// The chunk's header against what the caller says it should hold; returns its layout.
+// The chunk's header against what the caller says it should hold; returns its layout. payload:
+// the chunk's bytes after the header, for its CRC32C; nullptr where they cannot be read (device
+// memory), and then a chunk that carries a CRC32C is refused.
 ChunkLayout checkChunk(const CodecSpec& spec, const ChunkHeader& h, size_t count, size_t inputBytes,
-                       const uint8_t* in, const KernelTable& kernels) {
+                       const uint8_t* payload, const KernelTable& kernels) {
   const CodecSpec found{static_cast<Format>(h.format), spec.stochastic, h.rhtSize, h.block};
   if (!(found == spec) || h.count != count) {
     throwCodecError(ErrorKind::InvalidUsage,
@@ -52,8 +54,12 @@ ChunkLayout checkChunk(const CodecSpec& spec, const ChunkHeader& h, size_t count
   if (!scaleOk) {
     throwCodecError(ErrorKind::InvalidUsage, "chunk: invalid chunk scale %g", double(h.chunkScale));
   }
+  if ((h.flags & kFlagCrc32c) && payload == nullptr) {
+    throwCodecError(ErrorKind::InvalidUsage,
+                    "chunk: its CRC32C is verified on host memory only; this chunk is on a GPU");
+  }
   if (h.flags & kFlagCrc32c) {
-    const uint32_t crc = kernels.crc32c(0, in + kChunkHeaderBytes, h.payloadBytes);
+    const uint32_t crc = kernels.crc32c(0, payload, h.payloadBytes);
     if (crc != h.crc32c) {
       throwCodecError(ErrorKind::InvalidUsage, "chunk: CRC32C mismatch (0x%08x != 0x%08x)", crc,
                       h.crc32c);
@@ -68,9 +74,9 @@ size_t encodedSize(const CodecSpec& spec, size_t count, qcclDataType_t dtype) {
   return chunkLayout(spec, count, dtype).totalBytes;
 }
 
-void encode(const CodecSpec& spec, const void* input, size_t count, qcclDataType_t dtype,
-            void* output, size_t outputBytes, const EncodeParams& params,
-            const KernelTable& kernels) {
+ChunkLayout checkEncode(const CodecSpec& spec, const void* input, size_t count,
+                        qcclDataType_t dtype, const void* output, size_t outputBytes,
+                        const EncodeParams& params) {
   const ChunkLayout layout = chunkLayout(spec, count, dtype);
   requireNonNull(input, "input", count);
   requireNonNull(output, "output", 1);
@@ -95,6 +101,13 @@ void encode(const CodecSpec& spec, const void* input, size_t count, qcclDataType
       throwCodecError(ErrorKind::InvalidArgument, "codec: residual overlaps input or output");
     }
   }
+  return layout;
+}
+
+void encode(const CodecSpec& spec, const void* input, size_t count, qcclDataType_t dtype,
+            void* output, size_t outputBytes, const EncodeParams& params,
+            const KernelTable& kernels) {
+  const ChunkLayout layout = checkEncode(spec, input, count, dtype, output, outputBytes, params);
   uint8_t* out = static_cast<uint8_t*>(output);
   // The padding of each section is zeroed so that equal inputs give byte-identical chunks.
   std::memset(out + layout.scalesOffset, 0, layout.scalesBytes);
@@ -134,23 +147,33 @@ void encode(const CodecSpec& spec, const void* input, size_t count, qcclDataType
 void validateChunk(const CodecSpec& spec, const void* input, size_t inputBytes, size_t count) {
   requireNonNull(input, "input", 1);
   const uint8_t* in = static_cast<const uint8_t*>(input);
-  checkChunk(spec, readChunkHeader(in, inputBytes), count, inputBytes, in, cpuKernels());
+  checkChunk(spec, readChunkHeader(in, inputBytes), count, inputBytes, in + kChunkHeaderBytes,
+             cpuKernels());
 }
 
-void decode(const CodecSpec& spec, const void* input, size_t inputBytes, void* output, size_t count,
-            qcclDataType_t dtype, bool accumulate, const KernelTable& kernels) {
+ChunkHeader checkDecode(const CodecSpec& spec, const uint8_t* header, const void* input,
+                        size_t inputBytes, const void* output, size_t count, qcclDataType_t dtype,
+                        bool accumulate, const uint8_t* payload, const KernelTable& kernels) {
   requireNonNull(input, "input", 1);
   requireNonNull(output, "output", count);
   if (!isCodecDataType(dtype) || (accumulate && dtype != qcclFloat32)) {
     throwCodecError(ErrorKind::InvalidArgument, "codec: unsupported output dtype %d%s", int(dtype),
                     accumulate ? " (accumulation is into fp32)" : "");
   }
-  const uint8_t* in = static_cast<const uint8_t*>(input);
-  const ChunkHeader h = readChunkHeader(in, inputBytes);
-  const ChunkLayout layout = checkChunk(spec, h, count, inputBytes, in, kernels);
+  const ChunkHeader h = readChunkHeader(header, inputBytes);
+  const ChunkLayout layout = checkChunk(spec, h, count, inputBytes, payload, kernels);
   if (overlaps(input, layout.totalBytes, output, count * dataTypeBytes(dtype))) {
     throwCodecError(ErrorKind::InvalidArgument, "codec: input and output overlap");
   }
+  return h;
+}
+
+void decode(const CodecSpec& spec, const void* input, size_t inputBytes, void* output, size_t count,
+            qcclDataType_t dtype, bool accumulate, const KernelTable& kernels) {
+  const uint8_t* in = static_cast<const uint8_t*>(input);
+  const ChunkHeader h = checkDecode(spec, in, input, inputBytes, output, count, dtype, accumulate,
+                                    in ? in + kChunkHeaderBytes : nullptr, kernels);
+  const ChunkLayout layout = chunkLayout(spec, count, static_cast<qcclDataType_t>(h.sourceType));
   DecodeJob job{};
   job.spec = spec;
   job.sourceType = static_cast<qcclDataType_t>(h.sourceType);

@@ -6,6 +6,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "codecs/chunk_header.h"
+#include "codecs/chunk_layout.h"
 #include "codecs/codec_spec.h"
 #include "codecs/cpu/kernels.h"
 #include "qccl/qccl.h"
@@ -24,6 +26,11 @@ struct EncodeParams {
 
 size_t encodedSize(const CodecSpec& spec, size_t count, qcclDataType_t dtype);
 
+// The checks encode makes before writing anything (throws CodecError); the chunk's layout.
+ChunkLayout checkEncode(const CodecSpec& spec, const void* input, size_t count,
+                        qcclDataType_t dtype, const void* output, size_t outputBytes,
+                        const EncodeParams& params);
+
 // kernels: the CPU target to run on (tests compare targets); by default the best one.
 void encode(const CodecSpec& spec, const void* input, size_t count, qcclDataType_t dtype,
             void* output, size_t outputBytes, const EncodeParams& params,
@@ -32,6 +39,14 @@ void encode(const CodecSpec& spec, const void* input, size_t count, qcclDataType
 // Checks a chunk's header against what decode(spec, ..., count, ...) expects, without decoding;
 // throws CodecError(InvalidUsage) naming the mismatch.
 void validateChunk(const CodecSpec& spec, const void* input, size_t inputBytes, size_t count);
+
+// The checks decode makes before writing anything, on the chunk's 64-byte header (a host copy
+// for a chunk in device memory) and, for its CRC32C, its payload (nullptr where it cannot be read:
+// a chunk with a CRC32C is then refused). Returns the header.
+ChunkHeader checkDecode(const CodecSpec& spec, const uint8_t* header, const void* input,
+                        size_t inputBytes, const void* output, size_t count, qcclDataType_t dtype,
+                        bool accumulate, const uint8_t* payload,
+                        const KernelTable& kernels = cpuKernels());
 
 // accumulate: dtype must be qcclFloat32 and output receives output += decoded.
 void decode(const CodecSpec& spec, const void* input, size_t inputBytes, void* output, size_t count,

@@ -53,6 +53,7 @@ check "device collectives vs host path, 2-4 ranks" gpu_collective_tests 'Cases/*
 check "device buffers staged over a host transport" gpu_collective_tests 'DeviceStaged.*'
 check "NCCL, 1 rank: exact, compressed, CUDA graph" gpu_collective_tests 'DeviceNccl.*'
 check "disagreement: asynchronous error" gpu_collective_tests 'DeviceMisuse.*'
+check "codec API on device buffers" gpu_collective_tests 'DeviceCodecApi.*'
 
 t0=$(date +%s)
 "$build/perf/gpu_codec_bench" 256 > "$out/gpu_codec_bench.md" 2>&1 || status=1

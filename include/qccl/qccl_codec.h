@@ -56,15 +56,18 @@ qcclResult_t qcclCodecEncodedSize(qcclCodec_t codec, size_t count, qcclDataType_
                                   size_t* bytes);
 
 /* Encodes count elements of dtype (qcclFloat32, qcclBfloat16, qcclFloat16) into one chunk of
- * qcclCodecEncodedSize bytes. outputBytes is the room at output. stream must be NULL (host
- * memory) in this release. */
+ * qcclCodecEncodedSize bytes. outputBytes is the room at output. Host buffers take a NULL stream;
+ * device buffers (all of them on the GPU, the residual too) are encoded on `stream`, the call
+ * returning at once, into the same bytes (no CRC32C on the device). */
 qcclResult_t qcclEncode(qcclCodec_t codec, const void* input, size_t count, qcclDataType_t dtype,
                         void* output, size_t outputBytes, const qcclEncodeOptions_t* options,
                         cudaStream_t stream);
 
 /* Decodes one chunk into count elements of dtype (qcclFloat32, qcclBfloat16, qcclFloat16).
  * A chunk made by another codec, for another count, truncated or corrupted fails with
- * qcclInvalidUsage and leaves output untouched. */
+ * qcclInvalidUsage and leaves output untouched. Device buffers: decoded on `stream`, after the
+ * call waited for the stream to read the chunk's header (a chunk carrying a CRC32C is refused
+ * there). */
 qcclResult_t qcclDecode(qcclCodec_t codec, const void* input, size_t inputBytes, void* output,
                         size_t count, qcclDataType_t dtype, cudaStream_t stream);
 

@@ -1,10 +1,13 @@
 // The codec C API (qccl_codec.h): unpacks the handle and options, calls codecs/codec.h.
 #include <cstring>
+#include <initializer_list>
 #include <string>
 
 #include "codecs/codec.h"
 #include "qccl/qccl_codec.h"
 #include "src/api/api_guard.h"
+#include "src/device/device_codec.h"
+#include "src/device/memory_kind.h"
 
 namespace qccl {
 namespace {
@@ -39,12 +42,23 @@ CodecSpec unpackHandle(const qcclCodec_t& handle) {
   return spec;
 }
 
-void requireStream(cudaStream_t stream) {
-  if (stream != nullptr) {
-    throwCodecError(ErrorKind::InvalidUsage,
-                    "device buffers on a CUDA stream are not supported by this release's codec "
-                    "API; pass a NULL stream and host memory");
+// Whether the call's buffers are on a GPU (all on one kind of memory); host buffers take a NULL
+// stream.
+bool onDevice(std::initializer_list<const void*> buffers, cudaStream_t stream) {
+  int device = 0, host = 0;
+  for (const void* b : buffers) {
+    if (b == nullptr) continue;
+    (device::placementOf(b).kind == coll::MemoryKind::Device ? device : host) += 1;
   }
+  if (device && host) {
+    throwCodecError(ErrorKind::InvalidArgument,
+                    "codec: some buffers are in host memory, some in GPU memory");
+  }
+  if (!device && stream != nullptr) {
+    throwCodecError(ErrorKind::InvalidUsage,
+                    "codec: a CUDA stream was given with host buffers: pass a NULL stream");
+  }
+  return device != 0;
 }
 
 codec::EncodeParams encodeParams(const qcclEncodeOptions_t* options) {
@@ -113,9 +127,12 @@ qcclResult_t qcclEncode(qcclCodec_t codec, const void* input, size_t count, qccl
                         cudaStream_t stream) {
   return apiCall(__func__, [&] {
     const qccl::codec::CodecSpec spec = qccl::unpackHandle(codec);
-    qccl::requireStream(stream);
-    qccl::codec::encode(spec, input, count, dtype, output, outputBytes,
-                        qccl::encodeParams(options));
+    const qccl::codec::EncodeParams params = qccl::encodeParams(options);
+    if (qccl::onDevice({input, output, params.residual}, stream)) {
+      qccl::device::encodeOnDevice(spec, input, count, dtype, output, outputBytes, params, stream);
+    } else {
+      qccl::codec::encode(spec, input, count, dtype, output, outputBytes, params);
+    }
   });
 }
 
@@ -123,8 +140,11 @@ qcclResult_t qcclDecode(qcclCodec_t codec, const void* input, size_t inputBytes,
                         size_t count, qcclDataType_t dtype, cudaStream_t stream) {
   return apiCall(__func__, [&] {
     const qccl::codec::CodecSpec spec = qccl::unpackHandle(codec);
-    qccl::requireStream(stream);
-    qccl::codec::decode(spec, input, inputBytes, output, count, dtype, false);
+    if (qccl::onDevice({input, output}, stream)) {
+      qccl::device::decodeOnDevice(spec, input, inputBytes, output, count, dtype, false, stream);
+    } else {
+      qccl::codec::decode(spec, input, inputBytes, output, count, dtype, false);
+    }
   });
 }
 
@@ -132,8 +152,12 @@ qcclResult_t qcclDecodeAccumulate(qcclCodec_t codec, const void* input, size_t i
                                   float* accum, size_t count, cudaStream_t stream) {
   return apiCall(__func__, [&] {
     const qccl::codec::CodecSpec spec = qccl::unpackHandle(codec);
-    qccl::requireStream(stream);
-    qccl::codec::decode(spec, input, inputBytes, accum, count, qcclFloat32, true);
+    if (qccl::onDevice({input, accum}, stream)) {
+      qccl::device::decodeOnDevice(spec, input, inputBytes, accum, count, qcclFloat32, true,
+                                   stream);
+    } else {
+      qccl::codec::decode(spec, input, inputBytes, accum, count, qcclFloat32, true);
+    }
   });
 }
 

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "qccl/qccl_codec.h"
 #include "tests/coll/collective_reference.h"
 #include "tests/coll/ranks.h"
 #include "tests/gpu/gpu_test_util.h"
@@ -255,6 +256,48 @@ TEST(DeviceMisuse, DisagreementRaisesTheAsynchronousError) {
     EXPECT_EQ(qcclAllReduce(in.data(), out.data(), 30000, qcclFloat32, qcclSum, comm, nullptr),
               qcclInvalidUsage);
   });
+}
+
+// The codec API on device buffers: the host's bytes and values; a chunk that does not match is
+// refused before anything is written.
+TEST(DeviceCodecApi, EncodeAndDecodeOnAStream) {
+  QCCL_SKIP_WITHOUT_GPU();
+  qcclCodec_t codec;
+  ASSERT_EQ(qcclCodecParse("nvfp4+rht", &codec), qcclSuccess);
+  std::vector<uint8_t> in;
+  std::vector<double> values;
+  makeInput(3, kCount, qcclFloat32, in, values);
+  size_t bytes = 0;
+  ASSERT_EQ(qcclCodecEncodedSize(codec, kCount, qcclFloat32, &bytes), qcclSuccess);
+  std::vector<uint8_t> want(bytes), decoded(in.size());
+  qcclEncodeOptions_t options = QCCL_ENCODE_OPTIONS_INITIALIZER;
+  options.seed = 11;
+  ASSERT_EQ(
+      qcclEncode(codec, in.data(), kCount, qcclFloat32, want.data(), bytes, &options, nullptr),
+      qcclSuccess);
+  ASSERT_EQ(qcclDecode(codec, want.data(), bytes, decoded.data(), kCount, qcclFloat32, nullptr),
+            qcclSuccess);
+  cudaStream_t stream;
+  CUDA_OK(cudaStreamCreate(&stream));
+  DeviceBytes dIn(in), dChunk(bytes), dOut(in.size());
+  ASSERT_EQ(
+      qcclEncode(codec, dIn.data(), kCount, qcclFloat32, dChunk.data(), bytes, &options, stream),
+      qcclSuccess)
+      << qcclGetLastError(nullptr);
+  ASSERT_EQ(qcclDecode(codec, dChunk.data(), bytes, dOut.data(), kCount, qcclFloat32, stream),
+            qcclSuccess)
+      << qcclGetLastError(nullptr);
+  CUDA_OK(cudaStreamSynchronize(stream));
+  EXPECT_EQ(dChunk.get(), want);
+  EXPECT_EQ(dOut.get(), decoded);
+  qcclCodec_t other;
+  ASSERT_EQ(qcclCodecParse("int4", &other), qcclSuccess);
+  EXPECT_EQ(qcclDecode(other, dChunk.data(), bytes, dOut.data(), kCount, qcclFloat32, stream),
+            qcclInvalidUsage);
+  EXPECT_EQ(
+      qcclEncode(codec, dIn.data(), kCount, qcclFloat32, want.data(), bytes, &options, stream),
+      qcclInvalidArgument);  // host output, device input
+  cudaStreamDestroy(stream);
 }
 
 }  // namespace
