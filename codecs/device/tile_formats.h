@@ -65,9 +65,19 @@ struct RawTile : ElementWise {
   QCCL_HD static float value(uint32_t code, float) { return bitsFloat(code); }
 };
 
+// Codes of a minifloat format F, values as code times the block's factor.
 template <class F>
-struct Fp8Tile : BlockScaled {
-  static constexpr unsigned kElementBits = 8;
+struct MinifloatElements : BlockScaled {
+  static constexpr unsigned kElementBits = F::kMagBits + 1;
+  template <bool kStochastic>
+  QCCL_HD static uint32_t code(float t, uint32_t random) {
+    return rules::minifloatCode<F, kStochastic>(t, random);
+  }
+  QCCL_HD static float value(uint32_t code, float factor) { return decode<F>(code) * factor; }
+};
+
+template <class F>
+struct Fp8Tile : MinifloatElements<F> {
   static constexpr unsigned kScaleBytes = 4;
   static constexpr bool kDivide = true;
   QCCL_HD static BlockScale scale(uint32_t amax, const ChunkScale&) {
@@ -77,16 +87,10 @@ struct Fp8Tile : BlockScaled {
   QCCL_HD static float decodeFactor(const uint8_t* scale, const ChunkScale&) {
     return loadF32(scale);
   }
-  template <bool kStochastic>
-  QCCL_HD static uint32_t code(float t, uint32_t random) {
-    return rules::minifloatCode<F, kStochastic>(t, random);
-  }
-  QCCL_HD static float value(uint32_t code, float factor) { return decode<F>(code) * factor; }
 };
 
 template <class F>
-struct MxTile : BlockScaled {
-  static constexpr unsigned kElementBits = F::kMagBits + 1;
+struct MxTile : MinifloatElements<F> {
   static constexpr unsigned kScaleBytes = 1;
   QCCL_HD static BlockScale scale(uint32_t amax, const ChunkScale&) {
     const uint32_t byte = rules::mxScaleByte<F>(amax);
@@ -95,15 +99,9 @@ struct MxTile : BlockScaled {
   QCCL_HD static float decodeFactor(const uint8_t* scale, const ChunkScale&) {
     return decodeE8M0(*scale);
   }
-  template <bool kStochastic>
-  QCCL_HD static uint32_t code(float t, uint32_t random) {
-    return rules::minifloatCode<F, kStochastic>(t, random);
-  }
-  QCCL_HD static float value(uint32_t code, float factor) { return decode<F>(code) * factor; }
 };
 
-struct NvFp4Tile : BlockScaled {
-  static constexpr unsigned kElementBits = 4;
+struct NvFp4Tile : MinifloatElements<E2M1> {
   static constexpr unsigned kScaleBytes = 1;
   static constexpr bool kNeedsChunkScale = true;
   QCCL_HD static BlockScale scale(uint32_t amax, const ChunkScale& chunk) {
@@ -113,15 +111,9 @@ struct NvFp4Tile : BlockScaled {
   QCCL_HD static float decodeFactor(const uint8_t* scale, const ChunkScale& chunk) {
     return rules::nvfp4DecodeFactor(*scale, chunk);
   }
-  template <bool kStochastic>
-  QCCL_HD static uint32_t code(float t, uint32_t random) {
-    return rules::minifloatCode<E2M1, kStochastic>(t, random);
-  }
-  QCCL_HD static float value(uint32_t code, float factor) { return decode<E2M1>(code) * factor; }
 };
 
-struct Ue5m3Tile : BlockScaled {
-  static constexpr unsigned kElementBits = 4;
+struct Ue5m3Tile : MinifloatElements<E2M1> {
   static constexpr unsigned kScaleBytes = 1;
   QCCL_HD static BlockScale scale(uint32_t amax, const ChunkScale&) {
     const uint32_t byte = rules::ue5m3ScaleByte(amax);
@@ -130,11 +122,6 @@ struct Ue5m3Tile : BlockScaled {
   QCCL_HD static float decodeFactor(const uint8_t* scale, const ChunkScale&) {
     return decode<UE5M3>(*scale);
   }
-  template <bool kStochastic>
-  QCCL_HD static uint32_t code(float t, uint32_t random) {
-    return rules::minifloatCode<E2M1, kStochastic>(t, random);
-  }
-  QCCL_HD static float value(uint32_t code, float factor) { return decode<E2M1>(code) * factor; }
 };
 
 template <int kBits>

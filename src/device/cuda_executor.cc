@@ -21,6 +21,24 @@ void check(cudaError_t status, const char* what) {
 
 class CudaExecutor;
 
+// Calls fn(first, group) for each group of tasks that `same` puts together, in order of first
+// appearance.
+template <class Task, class Same, class Fn>
+void forEachGroup(const Task* tasks, size_t count, Same same, Fn fn) {
+  std::vector<bool> done(count, false);
+  for (size_t first = 0; first < count; ++first) {
+    if (done[first]) continue;
+    std::vector<const Task*> group;
+    for (size_t t = first; t < count; ++t) {
+      if (!done[t] && same(tasks[first], tasks[t])) {
+        group.push_back(&tasks[t]);
+        done[t] = true;
+      }
+    }
+    fn(tasks[first], group);
+  }
+}
+
 // Device memory for workspace and residuals. Refused during a graph capture: a captured call
 // must find its memory allocated by an earlier call of the same shape.
 class DeviceAllocator : public coll::Allocator {
@@ -96,45 +114,41 @@ class CudaExecutor : public DeviceExecutor {
     cuda::fromFloat32(in, count, dtype, out, stream_);
   }
 
+  // One launch per (input, residual) dtype pair; a collective's batches have one.
   void encode(const coll::CodecCall& codec, const coll::EncodeTask* tasks, size_t count) override {
-    // One launch per (input, residual) dtype pair; a collective's batches have one.
-    std::vector<bool> done(count, false);
-    for (size_t first = 0; first < count; ++first) {
-      if (done[first]) continue;
-      const coll::EncodeTask& like = tasks[first];
-      std::vector<cuda::EncodeRequest> requests;
-      for (size_t t = first; t < count; ++t) {
-        const coll::EncodeTask& task = tasks[t];
-        if (done[t] || task.inputType != like.inputType || task.residualType != like.residualType) {
-          continue;
-        }
-        requests.push_back(
-            {task.input, task.residual, task.out, task.count, task.offset, task.call});
-        done[t] = true;
-      }
-      amax_.resize(requests.size() * sizeof(uint32_t));
-      cuda::encode(launch(codec), like.inputType, like.residualType, requests.data(),
-                   requests.size(), reinterpret_cast<uint32_t*>(amax_.data()));
-    }
+    forEachGroup(
+        tasks, count,
+        [](const coll::EncodeTask& a, const coll::EncodeTask& b) {
+          return a.inputType == b.inputType && a.residualType == b.residualType;
+        },
+        [&](const coll::EncodeTask& like, const std::vector<const coll::EncodeTask*>& group) {
+          std::vector<cuda::EncodeRequest> requests;
+          for (const coll::EncodeTask* t : group) {
+            requests.push_back({t->input, t->residual, t->out, t->count, t->offset, t->call});
+          }
+          amax_.resize(requests.size() * sizeof(uint32_t));
+          cuda::encode(launch(codec), like.inputType, like.residualType, requests.data(),
+                       requests.size(), reinterpret_cast<uint32_t*>(amax_.data()));
+        });
   }
 
   bool accept(coll::Context&, const uint8_t*, size_t, size_t, int) override { return true; }
 
+  // One launch per (output dtype, accumulate) pair.
   void decode(const coll::CodecCall& codec, const coll::DecodeTask* tasks, size_t count) override {
-    std::vector<bool> done(count, false);
-    for (size_t first = 0; first < count; ++first) {
-      if (done[first]) continue;
-      const coll::DecodeTask& like = tasks[first];
-      std::vector<cuda::DecodeRequest> requests;
-      for (size_t t = first; t < count; ++t) {
-        const coll::DecodeTask& task = tasks[t];
-        if (done[t] || task.outType != like.outType || task.accumulate != like.accumulate) continue;
-        requests.push_back({task.chunk, task.out, task.count, task.sourceType});
-        done[t] = true;
-      }
-      cuda::decode(launch(codec), like.outType, like.accumulate, requests.data(), requests.size(),
-                   status_, hostStatusOnDevice_);
-    }
+    forEachGroup(
+        tasks, count,
+        [](const coll::DecodeTask& a, const coll::DecodeTask& b) {
+          return a.outType == b.outType && a.accumulate == b.accumulate;
+        },
+        [&](const coll::DecodeTask& like, const std::vector<const coll::DecodeTask*>& group) {
+          std::vector<cuda::DecodeRequest> requests;
+          for (const coll::DecodeTask* t : group) {
+            requests.push_back({t->chunk, t->out, t->count, t->sourceType});
+          }
+          cuda::decode(launch(codec), like.outType, like.accumulate, requests.data(),
+                       requests.size(), status_, hostStatusOnDevice_);
+        });
   }
 
   void fence() override { check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize"); }
