@@ -115,6 +115,10 @@ CodecSpec parseCodecSpec(std::string_view text) {
       } else if (!parseCount(item.substr(3), &value) || value > 0xffff) {
         throwCodecError(ErrorKind::InvalidArgument, "codec spec '%.*s': bad +rht size '%.*s'",
                         int(text.size()), text.data(), int(item.size()), item.data());
+      } else if (value == 0) {  // not "no rotation": 0 would silently turn +rht off
+        throwCodecError(ErrorKind::InvalidArgument,
+                        "codec spec '%.*s': +rht size 0 must be a power of two in [%d, %d]",
+                        int(text.size()), text.data(), kRhtMinSize, kRhtMaxSize);
       }
       out.rhtSize = static_cast<uint16_t>(value);
     } else if (sep == '/' && item.substr(0, 1) == "b" && !blockGiven &&

@@ -102,9 +102,17 @@ QCCL_HD float sign1Mean(const float* lane, size_t n) {
 
 // ---- element codes --------------------------------------------------------------------------
 
+// Stochastic rounding of a finite value may round up past fp32's largest value to infinity;
+// formats that keep infinity (bf16, fp16) must still saturate it, as round-to-nearest does
+// (docs/CODECS.md: finite values saturate). The others saturate infinity anyway.
 template <class F, bool kStochastic>
 QCCL_HD uint32_t minifloatCode(float t, uint32_t random) {
-  return encodeRne<F>(kStochastic ? stochasticRoundTo<F>(t, random) : t);
+  if (!kStochastic) return encodeRne<F>(t);
+  const float r = stochasticRoundTo<F>(t, random);
+  const bool overflowed =
+      (floatBits(r) & kAbsMask) == kInfBits && (floatBits(t) & kAbsMask) < kInfBits;
+  return encodeRne<F>(overflowed ? bitsFloat((floatBits(t) & 0x80000000u) | floatBits(kFloatMax))
+                                 : r);
 }
 
 // Symmetric integers: round to nearest, ties to even (adding 1.5 * 2^23 leaves the integer in the

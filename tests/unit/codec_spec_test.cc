@@ -62,6 +62,8 @@ TEST(CodecSpec, RejectsWithAMessage) {
       {"int8+rht100", "power of two"},
       {"int8+rht512", "power of two"},
       {"int8+rht8", "power of two"},
+      {"int8+rht0", "power of two"},  // not "no rotation" (a defect an outside oracle found)
+      {"int8+rht00", "power of two"},
       {"int8+rhtx", "bad +rht size"},
       {"int8/b64+sr", "unexpected"},
       {"int8/b64/b64", "unexpected"},
