@@ -1,4 +1,4 @@
-// The wire formats (DESIGN.md section 3) and the facts about each that the layout, the parser
+// The wire formats (docs/CODECS.md) and the facts about each that the layout, the parser
 // and the kernels share.
 #pragma once
 

@@ -42,9 +42,9 @@ __global__ void __launch_bounds__(kTileThreads) tileKernel(const __grid_constant
 template <class Body, class Batch>
 void launch(const Batch& b, uint64_t tiles, cudaStream_t stream) {
   const size_t bytes = Body::sharedFloats(b) * sizeof(float);
-  static const cudaError_t raised = cudaFuncSetAttribute(
-      tileKernel<Body, Batch>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-      int(encodeSharedFloats(kMaxTileElements, true, true) * sizeof(float)));
+  static const cudaError_t raised =
+      cudaFuncSetAttribute(tileKernel<Body, Batch>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                           int(encodeSharedFloats(kMaxTileElements, true, true) * sizeof(float)));
   check(raised, "cudaFuncSetAttribute");
   tileKernel<Body, Batch><<<dim3(unsigned(tiles)), dim3(kTileThreads), bytes, stream>>>(b);
   check(cudaGetLastError(), "codec kernel launch");
@@ -114,11 +114,12 @@ void encode(const CodecLaunch& l, qcclDataType_t inputType, qcclDataType_t resid
     chunks[i].amax = nvfp4 ? amaxWords + i : nullptr;
   }
   if (nvfp4) check(cudaMemsetAsync(amaxWords, 0, count * sizeof(uint32_t), l.stream), "memset");
-  forEachBatch(proto, chunks, [&](const EncodeChunk&) { return inputType; },
-               [&](const EncodeBatch& b, uint64_t tiles) {
-                 if (nvfp4) launch<AmaxTile>(b, tiles, l.stream);
-                 withTileFormat(l.spec.format, inputType, EncodeLaunch{b, tiles, l.stream});
-               });
+  forEachBatch(
+      proto, chunks, [&](const EncodeChunk&) { return inputType; },
+      [&](const EncodeBatch& b, uint64_t tiles) {
+        if (nvfp4) launch<AmaxTile>(b, tiles, l.stream);
+        withTileFormat(l.spec.format, inputType, EncodeLaunch{b, tiles, l.stream});
+      });
 }
 
 void decode(const CodecLaunch& l, qcclDataType_t outType, bool accumulate,
@@ -145,10 +146,11 @@ void decode(const CodecLaunch& l, qcclDataType_t outType, bool accumulate,
     for (const DecodeChunk& c : chunks) {
       if (c.sourceType == source) same.push_back(c);
     }
-    forEachBatch(proto, same, [&](const DecodeChunk&) { return source; },
-                 [&](const DecodeBatch& b, uint64_t tiles) {
-                   withTileFormat(l.spec.format, source, DecodeLaunch{b, tiles, l.stream});
-                 });
+    forEachBatch(
+        proto, same, [&](const DecodeChunk&) { return source; },
+        [&](const DecodeBatch& b, uint64_t tiles) {
+          withTileFormat(l.spec.format, source, DecodeLaunch{b, tiles, l.stream});
+        });
   }
 }
 
@@ -156,8 +158,7 @@ void toFloat32(const void* in, qcclDataType_t dtype, size_t count, float* out, c
   elementwise({ElementOp::ToFloat32, in, out, dtype, 1.0f, count}, s);
 }
 
-void addToFloat32(const void* in, qcclDataType_t dtype, size_t count, float* acc,
-                  cudaStream_t s) {
+void addToFloat32(const void* in, qcclDataType_t dtype, size_t count, float* acc, cudaStream_t s) {
   elementwise({ElementOp::AddToFloat32, in, acc, dtype, 1.0f, count}, s);
 }
 

@@ -122,7 +122,7 @@ TEST(NvidiaOracle, MxScaleIsE8M0RoundUpOfAmaxOverElemMax) {
 }
 
 // fp16 and bf16 follow IEEE round-to-nearest-even; qccl additionally saturates finite values that
-// would round to infinity (DESIGN.md), where NVIDIA's conversions return infinity.
+// would round to infinity (docs/CODECS.md), where NVIDIA's conversions return infinity.
 template <class F, class Convert>
 void checkSixteenBit(Convert nvidia, uint32_t maxCode) {
   for (float x : inputs<F>()) {

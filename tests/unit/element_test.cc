@@ -80,7 +80,7 @@ TEST(Element, Fp16) { checkFormat<Fp16>(ref("FP16")); }
 TEST(Element, Bf16) { checkFormat<Bf16>(ref("BF16")); }
 
 TEST(Element, UE5M3PinnedValues) {
-  // DESIGN.md pins UE5M3: bias 15, subnormals m/8 * 2^-14, only 0xFF is NaN.
+  // docs/CODECS.md pins UE5M3: bias 15, subnormals m/8 * 2^-14, only 0xFF is NaN.
   EXPECT_EQ(decode<UE5M3>(0x01), std::ldexp(1.0f, -17));  // smallest subnormal
   EXPECT_EQ(decode<UE5M3>(0x08), std::ldexp(1.0f, -14));  // smallest normal
   EXPECT_EQ(decode<UE5M3>(0xFE), 114688.0f);              // 1.75 * 2^16, the largest value

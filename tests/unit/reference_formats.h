@@ -1,5 +1,5 @@
 // Independent reference for the element formats, written from the OCP FP8 / MX specifications
-// and DESIGN.md's UE5M3 definition in double precision, sharing no code with codecs/element.
+// and docs/CODECS.md's UE5M3 definition in double precision, sharing no code with codecs/element.
 // Encoding is by search over the sorted table of representable values.
 #pragma once
 
