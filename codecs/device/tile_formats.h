@@ -28,19 +28,17 @@ QCCL_HD float loadF32(const uint8_t* p) {
 // Members every format has: kElementBits (per code), kScaleBytes (per block; 0: element-wise),
 // kDivide (elements divided, not multiplied, by the factor), kScalesElements (codes are of the
 // scaled values; sign1 takes the signs as they are), kMeanScale (the scale is the block's mean
-// |x|, sign1), kNeedsChunkScale (nvfp4); scale(amax, chunk); decodeFactor(scale bytes, chunk);
+// |x|, sign1); scale(amax, chunk) (block-scaled formats); decodeFactor(scale bytes, chunk);
 // code<kStochastic>(t, random); value(code, factor).
 struct BlockScaled {
   static constexpr bool kDivide = false;
   static constexpr bool kScalesElements = true;
   static constexpr bool kMeanScale = false;
-  static constexpr bool kNeedsChunkScale = false;
 };
 
 struct ElementWise : BlockScaled {
   static constexpr unsigned kScaleBytes = 0;
   static constexpr bool kScalesElements = false;
-  QCCL_HD static BlockScale scale(uint32_t, const ChunkScale&) { return {0, 1.0f}; }
   QCCL_HD static float decodeFactor(const uint8_t*, const ChunkScale&) { return 1.0f; }
 };
 
@@ -103,7 +101,6 @@ struct MxTile : MinifloatElements<F> {
 
 struct NvFp4Tile : MinifloatElements<E2M1> {
   static constexpr unsigned kScaleBytes = 1;
-  static constexpr bool kNeedsChunkScale = true;
   QCCL_HD static BlockScale scale(uint32_t amax, const ChunkScale& chunk) {
     const uint32_t byte = rules::nvfp4ScaleByte(amax, chunk);
     return {byte, rules::nvfp4Factor(byte, chunk)};
