@@ -13,6 +13,17 @@ namespace qccl::coll {
 
 namespace {
 
+// A send or receive of the open group, counted on the communicator's wire counters.
+void sendCounted(Context& context, int p, const void* data, size_t bytes) {
+  context.exchange->send(context.group.ranks[size_t(p)], data, bytes);
+  if (context.wire) context.wire->sent += bytes;
+}
+
+void recvCounted(Context& context, int p, void* data, size_t bytes) {
+  context.exchange->recv(context.group.ranks[size_t(p)], data, bytes);
+  if (context.wire) context.wire->received += bytes;
+}
+
 // Every worker encode of the scatter stage, then its one group: segment k of chunk p to rank p,
 // this rank's chunk from every rank.
 void scatterInStreamOrder(Context& context, ScatterPlan& scatter) {
@@ -29,10 +40,10 @@ void scatterInStreamOrder(Context& context, ScatterPlan& scatter) {
   for (int p = 0; p < n; ++p) {
     if (p == me) continue;
     for (size_t k = 0; k < scatter.chunk(p).size(); ++k) {
-      x.send(context.group.ranks[size_t(p)], scatter.outbox(p, k), scatter.chunk(p).bytes(k));
+      sendCounted(context, p, scatter.outbox(p, k), scatter.chunk(p).bytes(k));
     }
     for (size_t k = 0; k < scatter.mine().size(); ++k) {
-      x.recv(context.group.ranks[size_t(p)], scatter.inbox(p, k), scatter.mine().bytes(k));
+      recvCounted(context, p, scatter.inbox(p, k), scatter.mine().bytes(k));
     }
   }
   x.groupEnd();
@@ -46,10 +57,10 @@ void gatherInStreamOrder(Context& context, GatherPlan& gather) {
   for (int p = 0; p < n; ++p) {
     if (p == me) continue;
     for (size_t k = 0; k < gather.own().size(); ++k) {
-      x.send(context.group.ranks[size_t(p)], gather.segment(me, k), gather.own().bytes(k));
+      sendCounted(context, p, gather.segment(me, k), gather.own().bytes(k));
     }
     for (size_t k = 0; k < gather.chunk(p).size(); ++k) {
-      x.recv(context.group.ranks[size_t(p)], gather.segment(p, k), gather.chunk(p).bytes(k));
+      recvCounted(context, p, gather.segment(p, k), gather.chunk(p).bytes(k));
     }
   }
   x.groupEnd();
@@ -182,8 +193,8 @@ void alltoallStream(Context& context, const void* send, void* recv, size_t count
   x.groupStart();
   for (int p = 0; p < n; ++p) {
     if (p == me) continue;
-    x.send(context.group.ranks[size_t(p)], in + size_t(p) * bytes, bytes);
-    x.recv(context.group.ranks[size_t(p)], out + size_t(p) * bytes, bytes);
+    sendCounted(context, p, in + size_t(p) * bytes, bytes);
+    recvCounted(context, p, out + size_t(p) * bytes, bytes);
   }
   x.groupEnd();
   context.executor->copy(out + size_t(me) * bytes, in + size_t(me) * bytes, bytes);

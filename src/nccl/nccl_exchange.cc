@@ -1,6 +1,7 @@
 #include "src/nccl/nccl_exchange.h"
 
 #include <cstring>
+#include <thread>
 
 #include "src/bootstrap/exchange.h"
 #include "src/common/error.h"
@@ -66,36 +67,45 @@ void NcclExchange::abort() {
   }
 }
 
+void NcclExchange::settle(Result result, const char* what) const {
+  // A nonblocking communicator (NCCL's config.blocking = 0) answers ncclInProgress while it
+  // enqueues; NCCL's rule is to poll ncclCommGetAsyncError until that is done.
+  while (result == kInProgress) {
+    std::this_thread::yield();
+    check(lib_.commGetAsyncError(comm_, &result), "ncclCommGetAsyncError", comm_);
+  }
+  check(result, what, comm_);
+}
+
 void NcclExchange::groupStart() { check(lib_.groupStart(), "ncclGroupStart", comm_); }
 
 void NcclExchange::send(int peer, const void* data, size_t bytes) {
-  check(lib_.send(data, bytes, kUint8, peer, comm_, stream_), "ncclSend", comm_);
+  settle(lib_.send(data, bytes, kUint8, peer, comm_, stream_), "ncclSend");
 }
 
 void NcclExchange::recv(int peer, void* data, size_t bytes) {
-  check(lib_.recv(data, bytes, kUint8, peer, comm_, stream_), "ncclRecv", comm_);
+  settle(lib_.recv(data, bytes, kUint8, peer, comm_, stream_), "ncclRecv");
 }
 
-void NcclExchange::groupEnd() { check(lib_.groupEnd(), "ncclGroupEnd", comm_); }
+void NcclExchange::groupEnd() { settle(lib_.groupEnd(), "ncclGroupEnd"); }
 
 void NcclExchange::allReduce(const void* send, void* recv, size_t count, qcclDataType_t dtype,
                              qcclRedOp_t op) {
-  check(lib_.allReduce(send, recv, count, dtype, op, comm_, stream_), "ncclAllReduce", comm_);
+  settle(lib_.allReduce(send, recv, count, dtype, op, comm_, stream_), "ncclAllReduce");
 }
 
 void NcclExchange::reduceScatter(const void* send, void* recv, size_t recvCount,
                                  qcclDataType_t dtype, qcclRedOp_t op) {
-  check(lib_.reduceScatter(send, recv, recvCount, dtype, op, comm_, stream_), "ncclReduceScatter",
-        comm_);
+  settle(lib_.reduceScatter(send, recv, recvCount, dtype, op, comm_, stream_), "ncclReduceScatter");
 }
 
 void NcclExchange::allGather(const void* send, void* recv, size_t sendCount, qcclDataType_t dtype) {
-  check(lib_.allGather(send, recv, sendCount, dtype, comm_, stream_), "ncclAllGather", comm_);
+  settle(lib_.allGather(send, recv, sendCount, dtype, comm_, stream_), "ncclAllGather");
 }
 
 void NcclExchange::broadcast(const void* send, void* recv, size_t count, qcclDataType_t dtype,
                              int root) {
-  check(lib_.broadcast(send, recv, count, dtype, root, comm_, stream_), "ncclBroadcast", comm_);
+  settle(lib_.broadcast(send, recv, count, dtype, root, comm_, stream_), "ncclBroadcast");
 }
 
 }  // namespace qccl::nccl

@@ -48,6 +48,9 @@ class NcclExchange : public coll::StreamExchange {
                  int root) override;
 
  private:
+  // Throws for a failed call; waits out a nonblocking communicator's ncclInProgress first.
+  void settle(Result result, const char* what) const;
+
   const Library& lib_;
   Comm comm_ = nullptr;
   bool owned_ = false;

@@ -22,10 +22,13 @@ void bind(void* handle, const std::string& path, const char* symbol, F*& slot) {
   }
 }
 
+std::mutex loadMutex;
+std::string defaultPath = "libnccl.so.2";
+
 Library load() {
   Library lib;
   const std::string wanted = paramString(params::kNcclLib);
-  lib.path = wanted.empty() ? "libnccl.so.2" : wanted;
+  lib.path = wanted.empty() ? defaultPath : wanted;
   void* handle = dlopen(lib.path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* why = dlerror();
@@ -57,10 +60,14 @@ Library load() {
   return lib;  // the handle stays open for the life of the process
 }
 
-std::mutex loadMutex;
 std::atomic<const Library*> loaded{nullptr};
 
 }  // namespace
+
+void setDefaultLibrary(const std::string& path) {
+  std::lock_guard<std::mutex> lock(loadMutex);
+  defaultPath = path;
+}
 
 const Library& library() {
   std::lock_guard<std::mutex> lock(loadMutex);

@@ -1,5 +1,6 @@
 // The NCCL library qccl moves device buffers with: the one QCCL_NCCL_LIB names, else
-// libnccl.so.2 as the dynamic loader finds it (the copy the application already loaded, if any).
+// libnccl.so.2 as the dynamic loader finds it (the copy the application already loaded, if any),
+// or the one the interposer found the application linked.
 // Symbols are looked up in that library itself, never in the global scope, so an interposer that
 // exports NCCL's names cannot be called back by mistake.
 #pragma once
@@ -36,6 +37,10 @@ struct Library {
   Result (*allGather)(const void*, void*, size_t, DataType, Comm, cudaStream_t);
   Result (*broadcast)(const void*, void*, size_t, DataType, int, Comm, cudaStream_t);
 };
+
+// The library to load when QCCL_NCCL_LIB is unset, instead of libnccl.so.2: the interposer names
+// the one the application linked. Takes effect if called before the first library().
+void setDefaultLibrary(const std::string& path);
 
 // Loaded on first use and kept. Throws Error(qcclInvalidUsage) saying which library could not be
 // loaded or which symbol it lacks.

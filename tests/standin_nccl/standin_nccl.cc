@@ -1,13 +1,22 @@
-// A stand-in for libnccl.so.2 in the test suite: the NCCL calls qccl makes, for ranks that are
-// threads of one process. With it CI runs qccl's NCCL exchange and its stream-ordered schedules
-// on host memory without a GPU, and a GPU machine runs the device algorithms at several ranks on
-// one GPU (which NCCL itself refuses): device buffers are read after their stream's earlier work
-// has finished and written before the call returns, so every call has completed when it returns
-// (not capturable into a CUDA graph). Calls between ncclGroupStart and ncclGroupEnd run at the
-// group's end: first every operation's sends, then its receives, so a group never waits on itself.
+// A stand-in for libnccl.so.2 in the test suite: the NCCL calls qccl and its interposer make, for
+// ranks that are processes, or threads of one process, connected over loopback TCP. With it CI
+// runs qccl's NCCL exchange, its stream-ordered schedules and the LD_PRELOAD interposer on host
+// memory without a GPU, and a GPU machine runs the device algorithms at several ranks on one GPU
+// (which NCCL itself refuses): device buffers are read after their stream's earlier work has
+// finished and written before the call returns, so every call has completed when it returns (not
+// capturable into a CUDA graph). Calls between ncclGroupStart and ncclGroupEnd run at the group's
+// end: first every operation's sends, then its receives, so a group never waits on itself.
 // Messages between two ranks match in the order they were sent, as NCCL's operations on one
-// communicator do. It exports qcclStandinNcclTakesHostMemory so that qccl lets host buffers through
-// to it.
+// communicator do. It exports qcclStandinNcclTakesHostMemory so that qccl lets host buffers
+// through to it.
+//
+// Bootstrap: ncclGetUniqueId listens on a loopback port (the id carries it) and hands every rank
+// the others' listening ports once all have said hello; ranks then connect pairwise. A reader
+// thread per communicator drains its sockets into per-sender queues, so a send never waits for
+// the receiver to post its receive.
+#include <poll.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
@@ -16,8 +25,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #if QCCL_STANDIN_WITH_CUDA
@@ -25,9 +34,13 @@
 #endif
 
 #include "codecs/element/minifloat.h"
+#include "src/bootstrap/socket.h"
+#include "src/common/error.h"
 #include "src/device/memory_kind.h"
 #include "src/nccl/nccl_abi.h"
 
+using qccl::Deadline;
+using qccl::bootstrap::Socket;
 using qccl::nccl::Result;
 using qccl::nccl::UniqueId;
 
@@ -35,23 +48,39 @@ namespace {
 
 constexpr Result kSuccess = 0, kSystemError = 2, kInvalidArgument = 4, kInvalidUsage = 5;
 constexpr auto kWaitLimit = std::chrono::seconds(60);
+constexpr char kIdMagic[] = "standin-tcp";
 
-struct World {
-  int size = 0;
+Deadline waitLimit() { return Deadline::after(kWaitLimit); }
+
+// What a unique id carries: the root's loopback port.
+struct IdContents {
+  char magic[sizeof kIdMagic];
+  uint16_t rootPort;
+};
+static_assert(sizeof(IdContents) <= sizeof(UniqueId), "the id holds the root's port");
+
+struct Hello {
+  int32_t rank;
+  int32_t nranks;
+  uint16_t port;  // where this rank accepts its higher-ranked peers
+};
+
+// Messages to one rank, by sender, in the order they were sent.
+struct Mailbox {
   std::mutex mutex;
   std::condition_variable changed;
-  int joined = 0;
-  std::map<std::pair<int, int>, std::deque<std::vector<uint8_t>>> mail;  // (from, to)
+  std::map<int, std::deque<std::vector<uint8_t>>> from;
+  std::map<int, std::string> lost;  // senders whose connection failed, and why
 };
 
 struct Comm {
-  std::shared_ptr<World> world;
-  int rank;
-  int size;
+  int rank = 0;
+  int size = 0;
+  std::vector<Socket> peers;  // by rank; an invalid one for this rank
+  Mailbox mailbox;
+  int stopPipe[2] = {-1, -1};
+  std::thread reader;
 };
-
-std::mutex worldsMutex;
-std::map<std::string, std::shared_ptr<World>> worlds;
 
 thread_local std::string lastError;
 thread_local int groupDepth = 0;
@@ -61,6 +90,11 @@ struct Deferred {
   std::function<Result()> complete;
 };
 thread_local std::vector<Deferred> group;
+
+Result fail(Result code, const std::string& message) {
+  lastError = message;
+  return code;
+}
 
 bool onDevice(const void* p) {
   return qccl::device::placementOf(p).kind == qccl::coll::MemoryKind::Device;
@@ -93,25 +127,124 @@ void writeBytes(void* out, const uint8_t* data, size_t bytes) {
   std::memcpy(out, data, bytes);
 }
 
-Result fail(Result code, const std::string& message) {
-  lastError = message;
-  return code;
+// The root of one id: waits for every rank's hello, then sends each the table of ports.
+void serveRoot(const std::shared_ptr<Socket>& listener) {
+  try {
+    const Deadline deadline = waitLimit();
+    std::vector<Socket> ranks;
+    std::vector<uint16_t> ports;
+    size_t expected = 1;
+    while (ranks.size() < expected) {
+      Socket s = qccl::bootstrap::acceptWithin(*listener, deadline);
+      Hello hello;
+      s.recvAll(&hello, sizeof hello, deadline);
+      if (hello.nranks < 1 || hello.rank < 0 || hello.rank >= hello.nranks) return;
+      expected = size_t(hello.nranks);
+      ports.resize(expected);
+      ports[size_t(hello.rank)] = hello.port;
+      ranks.push_back(std::move(s));
+    }
+    for (Socket& s : ranks) s.sendAll(ports.data(), ports.size() * sizeof(uint16_t), deadline);
+  } catch (const qccl::Error&) {
+    // The ranks see the root go away and fail their init.
+  }
 }
 
-void deposit(Comm& c, int to, std::vector<uint8_t> message) {
-  std::lock_guard<std::mutex> lock(c.world->mutex);
-  c.world->mail[{c.rank, to}].push_back(std::move(message));
-  c.world->changed.notify_all();
+// Reads length-prefixed messages from every peer into the mailbox until stopped.
+void readPeers(Comm* c) {
+  std::vector<pollfd> fds{{c->stopPipe[0], POLLIN, 0}};
+  std::vector<int> rankOf{-1};
+  for (int p = 0; p < c->size; ++p) {
+    if (p == c->rank) continue;
+    fds.push_back({c->peers[size_t(p)].fd(), POLLIN, 0});
+    rankOf.push_back(p);
+  }
+  for (;;) {
+    if (poll(fds.data(), fds.size(), -1) < 0) continue;
+    if (fds[0].revents) return;
+    for (size_t i = 1; i < fds.size(); ++i) {
+      if (fds[i].fd < 0 || !fds[i].revents) continue;
+      const int p = rankOf[i];
+      const Socket& s = c->peers[size_t(p)];
+      try {
+        uint64_t bytes = 0;
+        s.recvAll(&bytes, sizeof bytes, waitLimit());
+        std::vector<uint8_t> message(bytes);
+        s.recvAll(message.data(), bytes, waitLimit());
+        std::lock_guard<std::mutex> lock(c->mailbox.mutex);
+        c->mailbox.from[p].push_back(std::move(message));
+        c->mailbox.changed.notify_all();
+      } catch (const qccl::Error& e) {
+        std::lock_guard<std::mutex> lock(c->mailbox.mutex);
+        c->mailbox.lost[p] = e.what();
+        c->mailbox.changed.notify_all();
+        fds[i].fd = -1;  // poll skips it from now on
+      }
+    }
+  }
+}
+
+// Connects this rank to every other: the ranks below it accept, the ranks above it connect.
+void connectPeers(Comm& c, const IdContents& id, int nranks, int rank) {
+  const Deadline deadline = waitLimit();
+  Socket listener = qccl::bootstrap::listenOn(qccl::bootstrap::resolveHost("127.0.0.1", 0));
+  Socket root = qccl::bootstrap::connectWithin(
+      qccl::bootstrap::resolveHost("127.0.0.1", id.rootPort), deadline);
+  const Hello hello{rank, nranks, qccl::bootstrap::boundAddress(listener).port()};
+  root.sendAll(&hello, sizeof hello, deadline);
+  std::vector<uint16_t> ports(static_cast<size_t>(nranks));
+  root.recvAll(ports.data(), ports.size() * sizeof(uint16_t), deadline);
+  c.peers.resize(size_t(nranks));
+  for (int p = 0; p < rank; ++p) {
+    Socket s = qccl::bootstrap::connectWithin(
+        qccl::bootstrap::resolveHost("127.0.0.1", ports[size_t(p)]), deadline);
+    s.sendAll(&rank, sizeof rank, deadline);
+    c.peers[size_t(p)] = std::move(s);
+  }
+  for (int n = rank + 1; n < nranks; ++n) {
+    Socket s = qccl::bootstrap::acceptWithin(listener, deadline);
+    int32_t peer = -1;
+    s.recvAll(&peer, sizeof peer, deadline);
+    if (peer <= rank || peer >= nranks) {
+      qccl::throwError(qcclInternalError, "a peer said it is rank %d", peer);
+    }
+    c.peers[size_t(peer)] = std::move(s);
+  }
+}
+
+Result deposit(Comm& c, int to, const std::vector<uint8_t>& message) {
+  try {
+    const uint64_t bytes = message.size();
+    const Socket& s = c.peers[size_t(to)];
+    s.sendAll(&bytes, sizeof bytes, waitLimit());
+    s.sendAll(message.data(), message.size(), waitLimit());
+    return kSuccess;
+  } catch (const qccl::Error& e) {
+    return fail(kSystemError, std::string("stand-in NCCL: send: ") + e.what());
+  }
+}
+
+// The message to every other rank.
+Result depositToAll(Comm& c, const std::vector<uint8_t>& message) {
+  for (int p = 0; p < c.size; ++p) {
+    if (p == c.rank) continue;
+    if (Result r = deposit(c, p, message); r != kSuccess) return r;
+  }
+  return kSuccess;
 }
 
 // The next message from `from` into host memory.
 Result takeInto(Comm& c, int from, std::vector<uint8_t>& message, size_t bytes) {
-  message.resize(bytes);
-  std::unique_lock<std::mutex> lock(c.world->mutex);
-  auto& queue = c.world->mail[{from, c.rank}];
-  if (!c.world->changed.wait_for(lock, kWaitLimit, [&] { return !queue.empty(); })) {
+  std::unique_lock<std::mutex> lock(c.mailbox.mutex);
+  auto& queue = c.mailbox.from[from];
+  if (!c.mailbox.changed.wait_for(
+          lock, kWaitLimit, [&] { return !queue.empty() || c.mailbox.lost.count(from) != 0; })) {
     return fail(kSystemError, "stand-in NCCL: rank " + std::to_string(c.rank) +
                                   " waited 60 s for a message from rank " + std::to_string(from));
+  }
+  if (queue.empty()) {
+    return fail(kSystemError, "stand-in NCCL: rank " + std::to_string(from) +
+                                  " is gone: " + c.mailbox.lost[from]);
   }
   std::vector<uint8_t> got = std::move(queue.front());
   queue.pop_front();
@@ -224,10 +357,7 @@ Deferred gatherAll(Comm* c, const void* data, size_t bytes, cudaStream_t stream,
   return {[c, data, bytes, stream, g] {
             g->all.assign(size_t(c->size), {});
             g->all[size_t(c->rank)] = readBytes(data, bytes, stream);
-            for (int p = 0; p < c->size; ++p) {
-              if (p != c->rank) deposit(*c, p, g->all[size_t(c->rank)]);
-            }
-            return kSuccess;
+            return depositToAll(*c, g->all[size_t(c->rank)]);
           },
           [c, g, bytes] {
             for (int p = 0; p < c->size; ++p) {
@@ -251,42 +381,53 @@ Result ncclGetVersion(int* version) {
   return kSuccess;
 }
 
+// Starts the root of a new id: a loopback listener that serves the ranks' hellos.
 Result ncclGetUniqueId(UniqueId* id) {
   std::memset(id->internal, 0, sizeof id->internal);
-  std::random_device rd;
-  const std::string tag = "standin:" + std::to_string(rd()) + ":" + std::to_string(rd());
-  std::memcpy(id->internal, tag.data(), tag.size());
-  return kSuccess;
+  try {
+    auto listener = std::make_shared<Socket>(
+        qccl::bootstrap::listenOn(qccl::bootstrap::resolveHost("127.0.0.1", 0)));
+    IdContents contents{};
+    std::memcpy(contents.magic, kIdMagic, sizeof kIdMagic);
+    contents.rootPort = qccl::bootstrap::boundAddress(*listener).port();
+    std::memcpy(id->internal, &contents, sizeof contents);
+    std::thread(serveRoot, listener).detach();
+    return kSuccess;
+  } catch (const qccl::Error& e) {
+    return fail(kSystemError, std::string("stand-in NCCL: ncclGetUniqueId: ") + e.what());
+  }
 }
 
 Result ncclCommInitRank(void** comm, int nranks, UniqueId id, int rank) {
-  if (comm == nullptr || nranks < 1 || rank < 0 || rank >= nranks) {
+  IdContents contents;
+  std::memcpy(&contents, id.internal, sizeof contents);
+  if (comm == nullptr || nranks < 1 || rank < 0 || rank >= nranks ||
+      std::memcmp(contents.magic, kIdMagic, sizeof kIdMagic) != 0) {
     return fail(kInvalidArgument, "stand-in NCCL: bad ncclCommInitRank arguments");
   }
-  const std::string key(id.internal, strnlen(id.internal, sizeof id.internal));
-  std::shared_ptr<World> world;
-  {
-    std::lock_guard<std::mutex> lock(worldsMutex);
-    std::shared_ptr<World>& w = worlds[key];
-    if (!w) {
-      w = std::make_shared<World>();
-      w->size = nranks;
-    }
-    world = w;
+  auto c = std::make_unique<Comm>();
+  c->rank = rank;
+  c->size = nranks;
+  try {
+    connectPeers(*c, contents, nranks, rank);
+  } catch (const qccl::Error& e) {
+    return fail(kSystemError, std::string("stand-in NCCL: ncclCommInitRank: ") + e.what());
   }
-  std::unique_lock<std::mutex> lock(world->mutex);
-  if (world->size != nranks) return fail(kInvalidUsage, "stand-in NCCL: ranks disagree on size");
-  ++world->joined;
-  world->changed.notify_all();
-  if (!world->changed.wait_for(lock, kWaitLimit, [&] { return world->joined >= nranks; })) {
-    return fail(kSystemError, "stand-in NCCL: not every rank joined within 60 s");
-  }
-  *comm = new Comm{world, rank, nranks};
+  if (pipe(c->stopPipe) != 0) return fail(kSystemError, "stand-in NCCL: pipe failed");
+  c->reader = std::thread(readPeers, c.get());
+  *comm = c.release();
   return kSuccess;
 }
 
 Result ncclCommDestroy(void* comm) {
-  delete commOf(comm);
+  Comm* c = commOf(comm);
+  if (c == nullptr) return fail(kInvalidArgument, "stand-in NCCL: comm is NULL");
+  const char stop = 1;
+  if (write(c->stopPipe[1], &stop, 1) != 1) return fail(kSystemError, "stand-in NCCL: stop");
+  c->reader.join();
+  close(c->stopPipe[0]);
+  close(c->stopPipe[1]);
+  delete c;
   return kSuccess;
 }
 
@@ -343,11 +484,9 @@ Result ncclSend(const void* data, size_t count, int dtype, int peer, void* comm,
                 cudaStream_t stream) {
   Comm* c = commOf(comm);
   const size_t bytes = count * typeBytes(dtype);
-  return run({[c, peer, data, bytes, stream] {
-                deposit(*c, peer, readBytes(data, bytes, stream));
-                return kSuccess;
-              },
-              [] { return kSuccess; }});
+  return run(
+      {[c, peer, data, bytes, stream] { return deposit(*c, peer, readBytes(data, bytes, stream)); },
+       [] { return kSuccess; }});
 }
 
 Result ncclRecv(void* data, size_t count, int dtype, int peer, void* comm, cudaStream_t) {
@@ -410,10 +549,7 @@ Result ncclBroadcast(const void* send, void* recv, size_t count, int dtype, int 
     auto data = std::make_shared<std::vector<uint8_t>>();
     return run({[c, send, bytes, stream, data] {
                   *data = readBytes(send, bytes, stream);
-                  for (int p = 0; p < c->size; ++p) {
-                    if (p != c->rank) deposit(*c, p, *data);
-                  }
-                  return kSuccess;
+                  return depositToAll(*c, *data);
                 },
                 [send, recv, data] {
                   if (send != recv) writeBytes(recv, data->data(), data->size());
