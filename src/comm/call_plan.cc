@@ -128,6 +128,7 @@ CallPlan planCall(const Settings& settings, const CommShape& comm, const Reducti
   plan.errorFeedback =
       plan.compressed() && settings.errorFeedback && !(options.flags & QCCL_CALL_NO_EF);
   if (plan.errorFeedback) {
+    plan.efKeyDerived = options.efKey == 0;
     plan.efKey =
         options.efKey != 0
             ? options.efKey

@@ -52,6 +52,7 @@ struct CallPlan {
   size_t bytes = 0;        // the larger of the call's input and output
   bool errorFeedback = false;
   uint64_t efKey = 0;  // the call's key, else derived from (collective, sendbuff, count, dtype)
+  bool efKeyDerived = false;
   uint64_t efSignature = 0;  // the call's shape: a key's residuals reset when it changes
   coll::AllreduceAlgorithm algorithm = coll::AllreduceAlgorithm::Sra;  // after fallbacks
   int hierGroupSize = 0;

@@ -49,7 +49,8 @@ void runReduction(qcclComm& comm, const ReductionCall& call) {
     RouteDevice current(route);
     coll::Context context = makeContext(comm, route, plan.codec, call.stream);
     if (plan.errorFeedback) {
-      context.residuals = &comm.ef->forCall(plan.efKey, plan.efSignature, *context.executor);
+      context.residuals =
+          &comm.ef->forCall(plan.efKey, plan.efSignature, *context.executor, plan.efKeyDerived);
     }
     QCCL_TRACE(kLogColl, "call %llu %s count %zu dtype %d %s memory: %s %s",
                static_cast<unsigned long long>(context.sequence), collectiveName(call.kind),

@@ -39,7 +39,10 @@ void* EfStore::CallResiduals::get(Slot slot, size_t count) {
   return entry_.slots[slot].data();
 }
 
-coll::Residuals& EfStore::forCall(uint64_t key, uint64_t signature, coll::Executor& executor) {
+coll::Residuals& EfStore::forCall(uint64_t key, uint64_t signature, coll::Executor& executor,
+                                  bool derivedKey) {
+  ++calls_;
+  const bool made = entries_.count(key) == 0;
   Entry& entry = entries_[key];
   if (entry.signature != signature) {
     if (entry.signature != 0) {
@@ -49,11 +52,37 @@ coll::Residuals& EfStore::forCall(uint64_t key, uint64_t signature, coll::Execut
     entry = Entry{};
     entry.signature = signature;
   }
+  if (!made && entry.lastUse != 0 && calls_ - entry.lastUse > longestReuseGap_) {
+    longestReuseGap_ = calls_ - entry.lastUse;
+  }
+  entry.lastUse = calls_;
+  entry.derivedKey = derivedKey;
+  if (made) {
+    ++made_;
+    if (derivedKey && longestReuseGap_ != 0) dropMovedKeys(key);
+  }
   if (entry.executor != &executor) migrate(entry, executor);
   views_.clear();
   views_.emplace_back(entry, residualType_);
   return views_.back();
 }
+
+void EfStore::dropMovedKeys(uint64_t key) {
+  for (auto it = entries_.begin(); it != entries_.end();) {
+    const Entry& e = it->second;
+    if (it->first != key && e.derivedKey && calls_ - e.lastUse > 2 * longestReuseGap_) {
+      QCCL_INFO(kLogEf, "error feedback: key %llx unused for %llu calls, its buffer moved: dropped",
+                static_cast<unsigned long long>(it->first),
+                static_cast<unsigned long long>(calls_ - e.lastUse));
+      it = entries_.erase(it);
+      ++dropped_;
+    } else {
+      ++it;
+    }
+  }
+}
+
+EfStore::KeyCounts EfStore::keyCounts() const { return {entries_.size(), made_, dropped_}; }
 
 void EfStore::migrate(Entry& entry, coll::Executor& executor) const {
   for (coll::Buffer& slot : entry.slots) {

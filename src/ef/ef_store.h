@@ -20,7 +20,21 @@ class EfStore {
   explicit EfStore(qcclDataType_t residualType) : residualType_(residualType) {}
 
   // The residuals of one call, in the memory of `executor`. signature: a hash of the call's shape.
-  coll::Residuals& forCall(uint64_t key, uint64_t signature, coll::Executor& executor);
+  // derivedKey: the key was derived from the call's buffer address (no caller-given key). When
+  // such a key is new, derived keys unused for more than twice the longest gap seen between two
+  // calls on one key are dropped: their buffer has moved or gone (a live buffer is reduced every
+  // step), which bounds the state when an allocator moves some buffers. (When it moves every
+  // buffer at every step, no key is ever reused and nothing tells a moved buffer from one not
+  // yet called again: keyCounts().made keeps growing; docs/ERROR_FEEDBACK.md.)
+  coll::Residuals& forCall(uint64_t key, uint64_t signature, coll::Executor& executor,
+                           bool derivedKey);
+
+  struct KeyCounts {
+    size_t live = 0;       // keys holding residuals now
+    uint64_t made = 0;     // keys made since the communicator was (a steady run stops making them)
+    uint64_t dropped = 0;  // derived keys dropped as moved or gone
+  };
+  KeyCounts keyCounts() const;
 
   void reset(uint64_t key);  // 0: every key
   size_t stateBytes() const;
@@ -32,6 +46,8 @@ class EfStore {
  private:
   struct Entry {
     uint64_t signature = 0;
+    uint64_t lastUse = 0;  // the store's call count at the entry's last call
+    bool derivedKey = false;
     coll::Executor* executor = nullptr;  // whose memory the slots are in
     size_t counts[2] = {0, 0};
     coll::Buffer slots[2] = {coll::Buffer(coll::hostAllocator()),
@@ -50,11 +66,16 @@ class EfStore {
   };
 
   size_t elementBytes() const { return residualType_ == qcclFloat32 ? 4 : 2; }
+  void dropMovedKeys(uint64_t key);
   // Moves an entry's slots into the memory of `executor`.
   void migrate(Entry& entry, coll::Executor& executor) const;
 
   qcclDataType_t residualType_;
   std::map<uint64_t, Entry> entries_;
+  uint64_t calls_ = 0;
+  uint64_t longestReuseGap_ = 0;  // calls between two calls on one key, the most seen
+  uint64_t made_ = 0;
+  uint64_t dropped_ = 0;
   std::vector<CallResiduals> views_;  // the view handed out for the current call
 };
 

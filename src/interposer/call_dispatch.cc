@@ -148,6 +148,17 @@ nccl::Result groupEnd() {
   });
 }
 
+nccl::Result groupSimulateEnd(void* simInfo) {
+  return reported("ncclGroupSimulateEnd", [&] {
+    const RealNccl& real = realNccl();
+    if (real.groupSimulateEnd == nullptr) {
+      throwError(qcclInvalidUsage, "%s has no ncclGroupSimulateEnd", real.path.c_str());
+    }
+    if (groupDepth > 0 && --groupDepth == 0) deferred.clear();
+    return real.groupSimulateEnd(simInfo);
+  });
+}
+
 nccl::Result destroy(nccl::Comm comm) {
   return reported("ncclCommDestroy", [&] {
     if (std::shared_ptr<InterceptedComm> state = forgetComm(comm)) state->close(/*abort=*/false);

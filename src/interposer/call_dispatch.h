@@ -22,6 +22,8 @@ namespace qccl::interposer {
 nccl::Result dispatch(const ReductionCall& call, nccl::Comm comm);
 nccl::Result groupStart();
 nccl::Result groupEnd();
+// Ends a group that NCCL only simulates (nothing runs): its deferred calls are dropped too.
+nccl::Result groupSimulateEnd(void* simInfo);
 nccl::Result destroy(nccl::Comm comm);
 nccl::Result abort(nccl::Comm comm);
 

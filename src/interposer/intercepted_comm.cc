@@ -82,17 +82,22 @@ void InterceptedComm::summarizeLocked() {
   if (summarized_) return;
   summarized_ = true;
   uint64_t wire = 0;
+  ef::EfStore::KeyCounts keys;
   if (adopted_ != nullptr) {
     std::lock_guard<std::mutex> lock(adopted_->callMutex);
     wire = adopted_->wire.sent;
+    if (adopted_->ef) keys = adopted_->ef->keyCounts();
   }
   QCCL_INFO(kLogInit,
             "nccl comm %p summary: %llu calls compressed (%llu bytes in, %llu bytes sent on the "
-            "wire by this rank), %llu passed through (%llu bytes)",
+            "wire by this rank), %llu passed through (%llu bytes); error feedback keys: %zu live, "
+            "%llu made, %llu dropped as moved or gone",
             comm_, static_cast<unsigned long long>(compressedCalls_),
             static_cast<unsigned long long>(compressedBytes_),
             static_cast<unsigned long long>(wire), static_cast<unsigned long long>(passedCalls_),
-            static_cast<unsigned long long>(passedBytes_));
+            static_cast<unsigned long long>(passedBytes_), keys.live,
+            static_cast<unsigned long long>(keys.made),
+            static_cast<unsigned long long>(keys.dropped));
 }
 
 void InterceptedComm::close(bool abort) {

@@ -34,6 +34,7 @@ Result ncclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount, Dat
 
 Result ncclGroupStart() { return qccl::interposer::groupStart(); }
 Result ncclGroupEnd() { return qccl::interposer::groupEnd(); }
+Result ncclGroupSimulateEnd(void* simInfo) { return qccl::interposer::groupSimulateEnd(simInfo); }
 Result ncclCommDestroy(Comm comm) { return qccl::interposer::destroy(comm); }
 Result ncclCommAbort(Comm comm) { return qccl::interposer::abort(comm); }
 

@@ -66,6 +66,8 @@ RealNccl load() {
   bind(handle, real.path, "ncclAllGather", real.allGather);
   bind(handle, real.path, "ncclGroupStart", real.groupStart);
   bind(handle, real.path, "ncclGroupEnd", real.groupEnd);
+  real.groupSimulateEnd =
+      reinterpret_cast<nccl::Result (*)(void*)>(dlsym(handle, "ncclGroupSimulateEnd"));
   bind(handle, real.path, "ncclCommDestroy", real.commDestroy);
   bind(handle, real.path, "ncclCommAbort", real.commAbort);
   bind(handle, real.path, "ncclCommCount", real.commCount);

@@ -19,6 +19,7 @@ struct RealNccl {
   nccl::Result (*allGather)(const void*, void*, size_t, nccl::DataType, nccl::Comm, cudaStream_t);
   nccl::Result (*groupStart)();
   nccl::Result (*groupEnd)();
+  nccl::Result (*groupSimulateEnd)(void*);  // NCCL 2.22 on; NULL before
   nccl::Result (*commDestroy)(nccl::Comm);
   nccl::Result (*commAbort)(nccl::Comm);
   nccl::Result (*commCount)(nccl::Comm, int*);

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.skipif(
     not INTERPOSER or not APP, reason="QCCL_INTERPOSER / QCCL_INTERPOSER_APP not set (run by ctest)")
 
 EXPORTS = {"ncclAllReduce", "ncclReduceScatter", "ncclAllGather", "ncclGroupStart",
-           "ncclGroupEnd", "ncclCommDestroy", "ncclCommAbort"}
+           "ncclGroupEnd", "ncclGroupSimulateEnd", "ncclCommDestroy", "ncclCommAbort"}
 
 # Case -> numpy dtype of its result file (bf16 read as raw uint16).
 CASES = {
