@@ -152,7 +152,7 @@ def test_info_says_what_became_of_each_call_shape(runs):
     assert len(once) == 2 * NRANKS  # two communicators per rank
     summaries = re.findall(r"summary: (\d+) calls compressed \((\d+) bytes in, (\d+) bytes sent",
                            log)
-    assert len(summaries) == 2 * NRANKS  # two communicators per rank, at destroy
+    assert len(summaries) == 2 * NRANKS  # two communicators per rank, at destroy and abort
     assert any(int(calls) > 0 and 0 < int(wire) < int(bytes_in)
                for calls, bytes_in, wire in summaries)
     assert "QCCL" not in runs["plain_log"]
