@@ -1,10 +1,11 @@
-# QCCL_WITH_CUDA / QCCL_WITH_UCX / QCCL_WITH_MPI: AUTO (default) uses the dependency when it is
-# found, ON requires it, OFF skips it. The outcome is reported at the end of configure.
+# QCCL_WITH_CUDA / QCCL_WITH_UCX / QCCL_WITH_MPI / QCCL_WITH_TORCH: AUTO (default) uses the
+# dependency when it is found, ON requires it, OFF skips it. The outcome is reported at the end of configure.
 
 set(QCCL_WITH_CUDA AUTO CACHE STRING "Build the CUDA parts (AUTO, ON, OFF)")
 set(QCCL_WITH_UCX AUTO CACHE STRING "Build the UCX transport (AUTO, ON, OFF)")
 set(QCCL_WITH_MPI AUTO CACHE STRING "Build the MPI transport (AUTO, ON, OFF)")
-foreach(opt QCCL_WITH_CUDA QCCL_WITH_UCX QCCL_WITH_MPI)
+set(QCCL_WITH_TORCH AUTO CACHE STRING "Build the PyTorch backend in python/ (AUTO, ON, OFF)")
+foreach(opt QCCL_WITH_CUDA QCCL_WITH_UCX QCCL_WITH_MPI QCCL_WITH_TORCH)
   set_property(CACHE ${opt} PROPERTY STRINGS AUTO ON OFF)
 endforeach()
 
@@ -68,10 +69,39 @@ if(NOT QCCL_WITH_MPI STREQUAL "OFF")
 endif()
 qccl_resolve(QCCL_WITH_MPI ${_mpi_found} "${_mpi_reason}")
 
+# PyTorch: the Python interpreter's torch, its headers and libraries (as torch.utils.cpp_extension
+# finds them; torch's own CMake package is not used: it asks for a CUDA toolkit matching torch's).
+set(_torch_found FALSE)
+set(_torch_reason "python3 -c 'import torch' (pip install torch) and Python's headers")
+if(NOT QCCL_WITH_TORCH STREQUAL "OFF")
+  find_package(Python3 COMPONENTS Interpreter Development.Module)
+  if(Python3_Interpreter_FOUND AND Python3_Development.Module_FOUND)
+    execute_process(
+      COMMAND ${Python3_EXECUTABLE} -c
+        "import os, torch; from torch.utils import cpp_extension as c; print(';'.join(c.include_paths())); print(os.path.join(os.path.dirname(torch.__file__), 'lib')); print(torch.__version__); print(int(torch.compiled_with_cxx11_abi()))"
+      OUTPUT_VARIABLE _torch_out ERROR_QUIET RESULT_VARIABLE _torch_rc OUTPUT_STRIP_TRAILING_WHITESPACE)
+    if(_torch_rc EQUAL 0)
+      string(REPLACE "\n" ";" _torch_lines "${_torch_out}")
+      list(LENGTH _torch_lines _n)
+      math(EXPR _lib_at "${_n} - 3")
+      math(EXPR _ver_at "${_n} - 2")
+      math(EXPR _abi_at "${_n} - 1")
+      list(SUBLIST _torch_lines 0 ${_lib_at} QCCL_TORCH_INCLUDE_DIRS)
+      list(GET _torch_lines ${_lib_at} QCCL_TORCH_LIBRARY_DIR)
+      list(GET _torch_lines ${_ver_at} QCCL_TORCH_VERSION)
+      list(GET _torch_lines ${_abi_at} QCCL_TORCH_CXX11_ABI)
+      set(_torch_found TRUE)
+      set(_torch_reason "torch ${QCCL_TORCH_VERSION} (${QCCL_TORCH_LIBRARY_DIR})")
+    endif()
+  endif()
+endif()
+qccl_resolve(QCCL_WITH_TORCH ${_torch_found} "${_torch_reason}")
+
 function(qccl_report_features)
   message(STATUS "qccl ${PROJECT_VERSION} configuration:")
   message(STATUS "  CUDA : ${QCCL_WITH_CUDA_ENABLED} - ${QCCL_WITH_CUDA_REASON}")
   message(STATUS "  UCX  : ${QCCL_WITH_UCX_ENABLED} - ${QCCL_WITH_UCX_REASON}")
   message(STATUS "  MPI  : ${QCCL_WITH_MPI_ENABLED} - ${QCCL_WITH_MPI_REASON}")
+  message(STATUS "  torch: ${QCCL_WITH_TORCH_ENABLED} - ${QCCL_WITH_TORCH_REASON}")
   message(STATUS "  CPU kernels: ${QCCL_CPU_TARGETS}")
 endfunction()

@@ -7,7 +7,8 @@ SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 
 packages=(build-essential cmake pkg-config git googletest libgtest-dev libgmock-dev
-          libbenchmark-dev libucx-dev libopenmpi-dev openmpi-bin python3 python3-pip)
+          libbenchmark-dev libucx-dev libopenmpi-dev openmpi-bin python3 python3-pip
+          python3-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -18,10 +19,13 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-# The Python test oracle: numpy and ml_dtypes, run by pytest.
+# The Python test oracle (numpy, ml_dtypes, run by pytest), and PyTorch for the qccl backend in
+# python/ (the version its tests were run with; scikit-build-core for `pip install ./python`).
 python=$(command -v python3)
-if ! "$python" -c "import numpy, ml_dtypes, pytest" 2>/dev/null; then
-  echo "install-deps: pip install numpy ml_dtypes pytest"
-  "$python" -m pip install --quiet numpy ml_dtypes pytest 2>/dev/null ||
-    "$python" -m pip install --quiet --break-system-packages numpy ml_dtypes pytest
+pip_packages=(numpy ml_dtypes pytest torch==2.15.0 scikit-build-core)
+if ! "$python" -c "import numpy, ml_dtypes, pytest, scikit_build_core, torch
+assert torch.__version__.startswith('2.15.0')" 2>/dev/null; then
+  echo "install-deps: pip install ${pip_packages[*]}"
+  "$python" -m pip install --quiet "${pip_packages[@]}" 2>/dev/null ||
+    "$python" -m pip install --quiet --break-system-packages "${pip_packages[@]}"
 fi

@@ -1,0 +1,251 @@
+#include "qccl_backend.h"
+
+#include <cstring>
+#include <stdexcept>
+
+#include "qccl_work.h"
+#include "tensor_types.h"
+
+namespace qccl::torch_backend {
+
+namespace {
+
+constexpr char kUniqueIdKey[] = "qccl_unique_id";
+
+// The tensor's bytes as qccl reads or writes them: itself when contiguous, else a contiguous
+// copy (written back by finishOutput).
+at::Tensor contiguousView(const at::Tensor& t) { return t.contiguous(); }
+
+void finishOutput(const at::Tensor& computed, at::Tensor& output) {
+  if (!computed.is_same(output)) output.copy_(computed);
+}
+
+size_t count(const at::Tensor& t) { return size_t(t.numel()); }
+
+}  // namespace
+
+void check(qcclResult_t result, const char* what) {
+  if (result == qcclSuccess) return;
+  throw std::runtime_error(std::string("qccl: ") + what + " failed: " + qcclGetErrorString(result) +
+                           ": " + qcclGetLastError(nullptr));
+}
+
+QcclBackend::QcclBackend(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
+                         std::chrono::milliseconds timeout, const BackendOptions& options)
+    : Backend(rank, size) {
+  qcclUniqueId id;
+  if (rank == 0) {
+    check(qcclGetUniqueId(&id), "qcclGetUniqueId");
+    store->set(kUniqueIdKey, std::vector<uint8_t>(id.internal, id.internal + sizeof id.internal));
+  } else {
+    const std::vector<uint8_t> bytes = store->get(kUniqueIdKey);
+    TORCH_CHECK(bytes.size() == sizeof id.internal, "qccl backend: bad unique id in the store");
+    std::memcpy(id.internal, bytes.data(), sizeof id.internal);
+  }
+  qcclConfig_t config = QCCL_CONFIG_INITIALIZER;
+  if (options.codec) config.codec = options.codec->c_str();
+  if (options.transport) config.transport = options.transport->c_str();
+  if (options.algorithm) config.algorithm = options.algorithm->c_str();
+  if (options.minBytes) config.minBytes = *options.minBytes;
+  if (options.errorFeedback) config.errorFeedback = *options.errorFeedback ? 1 : 0;
+  if (options.efDtype) {
+    TORCH_CHECK(*options.efDtype == "fp32" || *options.efDtype == "bf16",
+                "qccl backend: ef_dtype must be 'fp32' or 'bf16', not '", *options.efDtype, "'");
+    config.efDtype = *options.efDtype == "fp32" ? qcclFloat32 : qcclBfloat16;
+  }
+  if (timeout.count() > 0 && timeout.count() < INT32_MAX) config.timeoutMs = int(timeout.count());
+  check(qcclCommInitRankConfig(&comm_, size, id, rank, &config), "qcclCommInitRankConfig");
+  worker_ = std::make_unique<OrderedWorker>();
+}
+
+QcclBackend::~QcclBackend() {
+  worker_.reset();  // finishes the queued collectives
+  if (comm_) qcclCommDestroy(comm_);
+}
+
+c10::intrusive_ptr<c10d::Work> QcclBackend::enqueue(c10d::OpType type,
+                                                    std::vector<at::Tensor> outputs,
+                                                    std::function<void()> job) {
+  auto work = c10::make_intrusive<QcclWork>(getRank(), type, std::move(outputs));
+  worker_->submit([work, job = std::move(job)] {
+    try {
+      job();
+      work->finish(nullptr);
+    } catch (...) {
+      work->finish(std::current_exception());
+    }
+  });
+  return work;
+}
+
+c10::intrusive_ptr<c10d::Work> QcclBackend::broadcast(std::vector<at::Tensor>& tensors,
+                                                      const c10d::BroadcastOptions& opts) {
+  TORCH_CHECK(tensors.size() == 1, "qccl backend: broadcast takes one tensor per process");
+  checkTensors(tensors, "broadcast");
+  at::Tensor t = tensors[0];
+  const int root = int(opts.rootRank);
+  return enqueue(c10d::OpType::BROADCAST, tensors, [this, t, root]() mutable {
+    at::Tensor c = contiguousView(t);
+    check(qcclBroadcast(c.data_ptr(), c.data_ptr(), count(c), qcclTypeOf(c), root, comm_, nullptr),
+          "qcclBroadcast");
+    finishOutput(c, t);
+  });
+}
+
+c10::intrusive_ptr<c10d::Work> QcclBackend::allreduce(std::vector<at::Tensor>& tensors,
+                                                      const c10d::AllreduceOptions& opts) {
+  TORCH_CHECK(tensors.size() == 1, "qccl backend: allreduce takes one tensor per process");
+  c10d::AllreduceCoalescedOptions coalesced;
+  coalesced.reduceOp = opts.reduceOp;
+  return allreduce_coalesced(tensors, coalesced);
+}
+
+c10::intrusive_ptr<c10d::Work> QcclBackend::allreduce_coalesced(
+    std::vector<at::Tensor>& tensors, const c10d::AllreduceCoalescedOptions& opts) {
+  checkTensors(tensors, "allreduce");
+  const qcclRedOp_t op = qcclOpOf(opts.reduceOp);
+  return enqueue(c10d::OpType::ALLREDUCE, tensors, [this, tensors, op]() mutable {
+    for (at::Tensor& t : tensors) {
+      at::Tensor c = contiguousView(t);
+      check(qcclAllReduce(c.data_ptr(), c.data_ptr(), count(c), qcclTypeOf(c), op, comm_, nullptr),
+            "qcclAllReduce");
+      finishOutput(c, t);
+    }
+  });
+}
+
+c10::intrusive_ptr<c10d::Work> QcclBackend::allgather(std::vector<std::vector<at::Tensor>>& outputs,
+                                                      std::vector<at::Tensor>& inputs,
+                                                      const c10d::AllgatherOptions&) {
+  TORCH_CHECK(inputs.size() == 1 && outputs.size() == 1 && int(outputs[0].size()) == getSize(),
+              "qccl backend: allgather takes one input and a list of world-size outputs");
+  checkTensors(inputs, "allgather");
+  checkTensors(outputs[0], "allgather");
+  for (const at::Tensor& o : outputs[0]) {
+    TORCH_CHECK(o.numel() == inputs[0].numel() && o.scalar_type() == inputs[0].scalar_type(),
+                "qccl backend: allgather outputs must match the input's size and type");
+  }
+  at::Tensor in = inputs[0];
+  std::vector<at::Tensor> outs = outputs[0];
+  return enqueue(c10d::OpType::ALLGATHER, outs, [this, in, outs]() mutable {
+    at::Tensor c = contiguousView(in);
+    at::Tensor flat = at::empty({int64_t(outs.size()) * c.numel()}, c.options());
+    check(qcclAllGather(c.data_ptr(), flat.data_ptr(), count(c), qcclTypeOf(c), comm_, nullptr),
+          "qcclAllGather");
+    for (size_t r = 0; r < outs.size(); ++r) {
+      outs[r].copy_(flat.narrow(0, int64_t(r) * c.numel(), c.numel()).view(outs[r].sizes()));
+    }
+  });
+}
+
+c10::intrusive_ptr<c10d::Work> QcclBackend::all_gather_single(at::Tensor& output, at::Tensor& input,
+                                                              const c10d::AllgatherOptions& opts) {
+  std::vector<at::Tensor> outputs{output}, inputs{input};
+  return all_gather_single_coalesced(outputs, inputs, opts);
+}
+
+c10::intrusive_ptr<c10d::Work> QcclBackend::all_gather_single_coalesced(
+    std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
+    const c10d::AllgatherOptions&) {
+  TORCH_CHECK(outputs.size() == inputs.size(), "qccl backend: allgather: unmatched tensor lists");
+  checkTensors(inputs, "allgather");
+  checkTensors(outputs, "allgather");
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    TORCH_CHECK(outputs[i].numel() == inputs[i].numel() * getSize() &&
+                    outputs[i].scalar_type() == inputs[i].scalar_type(),
+                "qccl backend: all_gather_into_tensor: the output must hold world size times the "
+                "input, of the same type");
+  }
+  return enqueue(c10d::OpType::_ALLGATHER_BASE, outputs, [this, outputs, inputs]() mutable {
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      at::Tensor in = contiguousView(inputs[i]), out = contiguousView(outputs[i]);
+      check(qcclAllGather(in.data_ptr(), out.data_ptr(), count(in), qcclTypeOf(in), comm_, nullptr),
+            "qcclAllGather");
+      finishOutput(out, outputs[i]);
+    }
+  });
+}
+
+c10::intrusive_ptr<c10d::Work> QcclBackend::reduce_scatter(
+    std::vector<at::Tensor>& outputs, std::vector<std::vector<at::Tensor>>& inputs,
+    const c10d::ReduceScatterOptions& opts) {
+  TORCH_CHECK(outputs.size() == 1 && inputs.size() == 1 && int(inputs[0].size()) == getSize(),
+              "qccl backend: reduce_scatter takes one output and a list of world-size inputs");
+  checkTensors(outputs, "reduce_scatter");
+  checkTensors(inputs[0], "reduce_scatter");
+  for (const at::Tensor& i : inputs[0]) {
+    TORCH_CHECK(i.numel() == outputs[0].numel() && i.scalar_type() == outputs[0].scalar_type(),
+                "qccl backend: reduce_scatter inputs must match the output's size and type");
+  }
+  const qcclRedOp_t op = qcclOpOf(opts.reduceOp);
+  at::Tensor out = outputs[0];
+  std::vector<at::Tensor> ins = inputs[0];
+  return enqueue(c10d::OpType::REDUCE_SCATTER, outputs, [this, out, ins, op]() mutable {
+    std::vector<at::Tensor> flat;
+    for (const at::Tensor& i : ins) flat.push_back(i.reshape({-1}));
+    at::Tensor in = at::cat(flat), c = contiguousView(out);
+    check(
+        qcclReduceScatter(in.data_ptr(), c.data_ptr(), count(c), qcclTypeOf(c), op, comm_, nullptr),
+        "qcclReduceScatter");
+    finishOutput(c, out);
+  });
+}
+
+c10::intrusive_ptr<c10d::Work> QcclBackend::reduce_scatter_single(
+    at::Tensor& output, at::Tensor& input, const c10d::ReduceScatterOptions& opts) {
+  std::vector<at::Tensor> outputs{output}, inputs{input};
+  return reduce_scatter_single_coalesced(outputs, inputs, opts);
+}
+
+c10::intrusive_ptr<c10d::Work> QcclBackend::reduce_scatter_single_coalesced(
+    std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
+    const c10d::ReduceScatterOptions& opts) {
+  TORCH_CHECK(outputs.size() == inputs.size(),
+              "qccl backend: reduce_scatter: unmatched tensor lists");
+  checkTensors(inputs, "reduce_scatter");
+  checkTensors(outputs, "reduce_scatter");
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    TORCH_CHECK(inputs[i].numel() == outputs[i].numel() * getSize() &&
+                    outputs[i].scalar_type() == inputs[i].scalar_type(),
+                "qccl backend: reduce_scatter_tensor: the input must hold world size times the "
+                "output, of the same type");
+  }
+  const qcclRedOp_t op = qcclOpOf(opts.reduceOp);
+  return enqueue(c10d::OpType::_REDUCE_SCATTER_BASE, outputs,
+                 [this, outputs, inputs, op]() mutable {
+                   for (size_t i = 0; i < inputs.size(); ++i) {
+                     at::Tensor in = contiguousView(inputs[i]), out = contiguousView(outputs[i]);
+                     check(qcclReduceScatter(in.data_ptr(), out.data_ptr(), count(out),
+                                             qcclTypeOf(out), op, comm_, nullptr),
+                           "qcclReduceScatter");
+                     finishOutput(out, outputs[i]);
+                   }
+                 });
+}
+
+c10::intrusive_ptr<c10d::Work> QcclBackend::alltoall_base(at::Tensor& output, at::Tensor& input,
+                                                          std::vector<int64_t>& outputSplits,
+                                                          std::vector<int64_t>& inputSplits,
+                                                          const c10d::AllToAllOptions&) {
+  TORCH_CHECK(outputSplits.empty() && inputSplits.empty(),
+              "qccl backend: all_to_all_single with uneven splits is not supported");
+  checkTensors({input, output}, "all_to_all_single");
+  TORCH_CHECK(input.numel() == output.numel() && input.numel() % getSize() == 0 &&
+                  input.scalar_type() == output.scalar_type(),
+              "qccl backend: all_to_all_single: input and output of one size, a multiple of the "
+              "world size, and one type");
+  return enqueue(c10d::OpType::ALLTOALL_BASE, {output}, [this, output, input]() mutable {
+    at::Tensor in = contiguousView(input), out = contiguousView(output);
+    check(qcclAlltoAll(in.data_ptr(), out.data_ptr(), count(in) / size_t(getSize()), qcclTypeOf(in),
+                       comm_, nullptr),
+          "qcclAlltoAll");
+    finishOutput(out, output);
+  });
+}
+
+c10::intrusive_ptr<c10d::Work> QcclBackend::barrier(const c10d::BarrierOptions&) {
+  return enqueue(c10d::OpType::BARRIER, {},
+                 [this] { check(qcclBarrier(comm_, nullptr), "qcclBarrier"); });
+}
+
+}  // namespace qccl::torch_backend

@@ -1,0 +1,81 @@
+// The `qccl` torch.distributed backend: a c10d::Backend over qccl's C API (include/qccl/qccl.h).
+// One qccl communicator per process group, bootstrapped through the group's store (rank 0's
+// unique id under "qccl_unique_id"); collectives run in issue order on one worker thread and
+// return at once with an asynchronous Work (docs/INTEGRATION.md, "PyTorch backend").
+#pragma once
+
+#include <torch/csrc/distributed/c10d/Backend.hpp>
+#include <torch/csrc/distributed/c10d/Store.hpp>
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "ordered_worker.h"
+#include "qccl/qccl.h"
+
+namespace qccl::torch_backend {
+
+// qccl.torch.Options: what is unset comes from the QCCL_* environment (docs/ENV.md).
+struct BackendOptions {
+  std::optional<std::string> codec;
+  std::optional<std::string> transport;
+  std::optional<std::string> algorithm;
+  std::optional<size_t> minBytes;
+  std::optional<bool> errorFeedback;
+  std::optional<std::string> efDtype;  // "fp32" or "bf16"
+};
+
+class QcclBackend : public c10d::Backend {
+ public:
+  QcclBackend(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
+              std::chrono::milliseconds timeout, const BackendOptions& options);
+  ~QcclBackend() override;
+
+  const std::string getBackendName() const override { return "qccl"; }
+
+  c10::intrusive_ptr<c10d::Work> broadcast(std::vector<at::Tensor>& tensors,
+                                           const c10d::BroadcastOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> allreduce(std::vector<at::Tensor>& tensors,
+                                           const c10d::AllreduceOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> allreduce_coalesced(
+      std::vector<at::Tensor>& tensors, const c10d::AllreduceCoalescedOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> allgather(std::vector<std::vector<at::Tensor>>& outputs,
+                                           std::vector<at::Tensor>& inputs,
+                                           const c10d::AllgatherOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> all_gather_single(at::Tensor& output, at::Tensor& input,
+                                                   const c10d::AllgatherOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> all_gather_single_coalesced(
+      std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
+      const c10d::AllgatherOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> reduce_scatter(std::vector<at::Tensor>& outputs,
+                                                std::vector<std::vector<at::Tensor>>& inputs,
+                                                const c10d::ReduceScatterOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> reduce_scatter_single(
+      at::Tensor& output, at::Tensor& input, const c10d::ReduceScatterOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> reduce_scatter_single_coalesced(
+      std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
+      const c10d::ReduceScatterOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> alltoall_base(at::Tensor& output, at::Tensor& input,
+                                               std::vector<int64_t>& outputSplits,
+                                               std::vector<int64_t>& inputSplits,
+                                               const c10d::AllToAllOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions& opts) override;
+
+  qcclComm_t comm() const { return comm_; }
+
+ private:
+  // Queues job (run on the worker thread; a thrown error fails the Work) and returns its Work,
+  // whose value is `outputs`.
+  c10::intrusive_ptr<c10d::Work> enqueue(c10d::OpType type, std::vector<at::Tensor> outputs,
+                                         std::function<void()> job);
+
+  qcclComm_t comm_ = nullptr;
+  std::unique_ptr<OrderedWorker> worker_;  // stopped (drained) before the communicator goes
+};
+
+// Throws std::runtime_error with qccl's message for a failed call.
+void check(qcclResult_t result, const char* what);
+
+}  // namespace qccl::torch_backend

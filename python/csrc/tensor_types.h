@@ -1,0 +1,17 @@
+// How torch's tensors and reduce ops map onto qccl's types; what the backend refuses, it refuses
+// with a TORCH_CHECK naming the tensor's or op's type.
+#pragma once
+
+#include <ATen/ATen.h>
+#include <torch/csrc/distributed/c10d/Types.hpp>
+
+#include "qccl/qccl.h"
+
+namespace qccl::torch_backend {
+
+qcclDataType_t qcclTypeOf(const at::Tensor& tensor);
+qcclRedOp_t qcclOpOf(const c10d::ReduceOp& op);
+// Every tensor is a CPU tensor (the backend's device so far) of a type qccl takes.
+void checkTensors(const std::vector<at::Tensor>& tensors, const char* what);
+
+}  // namespace qccl::torch_backend

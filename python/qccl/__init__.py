@@ -1,0 +1,2 @@
+"""qccl: compressed collectives. `import qccl.torch` registers the `qccl` torch.distributed
+backend (docs/INTEGRATION.md)."""

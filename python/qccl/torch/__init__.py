@@ -1,0 +1,42 @@
+"""The `qccl` torch.distributed backend.
+
+    import qccl.torch
+    torch.distributed.init_process_group("qccl")           # codec etc. from QCCL_* variables
+    torch.distributed.new_group(backend="qccl", pg_options=qccl.torch.Options(codec="fp8e4m3"))
+
+CPU tensors. Collectives run in issue order on one thread per process group and return an
+asynchronous Work. The group's store carries the bootstrap, so torchrun and init_process_group
+need nothing else (docs/INTEGRATION.md).
+"""
+from dataclasses import dataclass
+from typing import Optional
+
+import torch.distributed as dist
+
+from . import _C
+
+__all__ = ["Options"]
+
+
+@dataclass
+class Options:
+    """Per-group settings; what is None comes from the QCCL_* environment (docs/ENV.md)."""
+
+    codec: Optional[str] = None  # "fp8e4m3", "nvfp4+rht", ... ; "none": exact
+    transport: Optional[str] = None  # "auto", "ucx", "mpi"
+    algorithm: Optional[str] = None  # allreduce: "sra", "ring", "hier"
+    min_bytes: Optional[int] = None  # smaller calls go exact
+    error_feedback: Optional[bool] = None
+    ef_dtype: Optional[str] = None  # residuals: "fp32" or "bf16"
+
+
+def _create_backend(backend_options, pg_options):
+    o = pg_options if isinstance(pg_options, Options) else Options()
+    return _C.create_backend(backend_options.store, backend_options.group_rank,
+                             backend_options.group_size, backend_options.timeout,
+                             codec=o.codec, transport=o.transport, algorithm=o.algorithm,
+                             min_bytes=o.min_bytes, error_feedback=o.error_feedback,
+                             ef_dtype=o.ef_dtype)
+
+
+dist.Backend.register_backend("qccl", _create_backend, extended_api=True, devices=["cpu"])
