@@ -10,6 +10,18 @@ namespace py = pybind11;
 using qccl::torch_backend::BackendOptions;
 using qccl::torch_backend::QcclBackend;
 
+namespace {
+
+// The qccl backend behind a process group's backend object (pg._get_backend(device)).
+QcclBackend& qcclBackend(const c10::intrusive_ptr<c10d::Backend>& backend) {
+  auto* q = dynamic_cast<QcclBackend*>(backend.get());
+  TORCH_CHECK(q != nullptr, "not a qccl process group: its backend is '",
+              backend ? backend->getBackendName() : std::string("none"), "'");
+  return *q;
+}
+
+}  // namespace
+
 PYBIND11_MODULE(_C, m) {
   m.doc() = "qccl's torch.distributed backend (C++)";
   m.def(
@@ -27,6 +39,43 @@ PYBIND11_MODULE(_C, m) {
       py::arg("algorithm") = py::none(), py::arg("min_bytes") = py::none(),
       py::arg("error_feedback") = py::none(), py::arg("ef_dtype") = py::none(),
       py::call_guard<py::gil_scoped_release>());
+  m.def(
+      "all_reduce",
+      [](const c10::intrusive_ptr<c10d::Backend>& b, at::Tensor tensor, c10d::ReduceOp op,
+         uint64_t key) { return qcclBackend(b).allreduceKeyed(tensor, op, key); },
+      py::arg("backend"), py::arg("tensor"), py::arg("op"), py::arg("key"));
+  m.def(
+      "reduce_scatter",
+      [](const c10::intrusive_ptr<c10d::Backend>& b, at::Tensor output, at::Tensor input,
+         c10d::ReduceOp op,
+         uint64_t key) { return qcclBackend(b).reduceScatterKeyed(output, input, op, key); },
+      py::arg("backend"), py::arg("output"), py::arg("input"), py::arg("op"), py::arg("key"));
+  m.def(
+      "all_gather",
+      [](const c10::intrusive_ptr<c10d::Backend>& b, at::Tensor output, at::Tensor input,
+         uint64_t key,
+         bool exact) { return qcclBackend(b).allGatherKeyed(output, input, key, exact); },
+      py::arg("backend"), py::arg("output"), py::arg("input"), py::arg("key"),
+      py::arg("exact") = false);
+  m.def(
+      "ef_state",
+      [](const c10::intrusive_ptr<c10d::Backend>& b) {
+        std::vector<uint8_t> state;
+        {
+          py::gil_scoped_release release;
+          state = qcclBackend(b).efState();
+        }
+        return py::bytes(reinterpret_cast<const char*>(state.data()), state.size());
+      },
+      py::arg("backend"));
+  m.def(
+      "load_ef_state",
+      [](const c10::intrusive_ptr<c10d::Backend>& b, const std::string& state) {
+        const std::vector<uint8_t> bytes(state.begin(), state.end());
+        py::gil_scoped_release release;
+        qcclBackend(b).loadEfState(bytes);
+      },
+      py::arg("backend"), py::arg("state"));
   m.def("version", [] {
     int v = 0;
     qcclGetVersion(&v);

@@ -22,6 +22,12 @@ void finishOutput(const at::Tensor& computed, at::Tensor& output) {
 
 size_t count(const at::Tensor& t) { return size_t(t.numel()); }
 
+qcclCallConfig_t keyed(uint64_t key) {
+  qcclCallConfig_t config = QCCL_CALL_CONFIG_INITIALIZER;
+  config.efKey = key;
+  return config;
+}
+
 }  // namespace
 
 void check(qcclResult_t result, const char* what) {
@@ -240,6 +246,81 @@ c10::intrusive_ptr<c10d::Work> QcclBackend::alltoall_base(at::Tensor& output, at
                        comm_, nullptr),
           "qcclAlltoAll");
     finishOutput(out, output);
+  });
+}
+
+c10::intrusive_ptr<c10d::Work> QcclBackend::allreduceKeyed(at::Tensor& tensor,
+                                                           const c10d::ReduceOp& op, uint64_t key) {
+  checkTensors({tensor}, "allreduce");
+  const qcclRedOp_t qop = qcclOpOf(op);
+  return enqueue(c10d::OpType::ALLREDUCE, {tensor}, [this, tensor, qop, key]() mutable {
+    at::Tensor c = contiguousView(tensor);
+    const qcclCallConfig_t config = keyed(key);
+    check(qcclAllReduceEx(c.data_ptr(), c.data_ptr(), count(c), qcclTypeOf(c), qop, comm_, nullptr,
+                          &config),
+          "qcclAllReduceEx");
+    finishOutput(c, tensor);
+  });
+}
+
+c10::intrusive_ptr<c10d::Work> QcclBackend::reduceScatterKeyed(at::Tensor& output,
+                                                               at::Tensor& input,
+                                                               const c10d::ReduceOp& op,
+                                                               uint64_t key) {
+  checkTensors({output, input}, "reduce_scatter");
+  TORCH_CHECK(
+      input.numel() == output.numel() * getSize() && output.scalar_type() == input.scalar_type(),
+      "qccl backend: reduce_scatter: the input must hold world size times the output, of "
+      "the same type");
+  const qcclRedOp_t qop = qcclOpOf(op);
+  return enqueue(c10d::OpType::_REDUCE_SCATTER_BASE, {output},
+                 [this, output, input, qop, key]() mutable {
+                   at::Tensor in = contiguousView(input), out = contiguousView(output);
+                   const qcclCallConfig_t config = keyed(key);
+                   check(qcclReduceScatterEx(in.data_ptr(), out.data_ptr(), count(out),
+                                             qcclTypeOf(out), qop, comm_, nullptr, &config),
+                         "qcclReduceScatterEx");
+                   finishOutput(out, output);
+                 });
+}
+
+c10::intrusive_ptr<c10d::Work> QcclBackend::allGatherKeyed(at::Tensor& output, at::Tensor& input,
+                                                           uint64_t key, bool exact) {
+  checkTensors({output, input}, "all_gather");
+  TORCH_CHECK(
+      output.numel() == input.numel() * getSize() && output.scalar_type() == input.scalar_type(),
+      "qccl backend: all_gather: the output must hold world size times the input, of the "
+      "same type");
+  return enqueue(c10d::OpType::_ALLGATHER_BASE, {output},
+                 [this, output, input, key, exact]() mutable {
+                   at::Tensor in = contiguousView(input), out = contiguousView(output);
+                   qcclCallConfig_t config = keyed(key);
+                   if (exact) config.flags |= QCCL_CALL_EXACT;
+                   check(qcclAllGatherEx(in.data_ptr(), out.data_ptr(), count(in), qcclTypeOf(in),
+                                         comm_, nullptr, &config),
+                         "qcclAllGatherEx");
+                   finishOutput(out, output);
+                 });
+}
+
+void QcclBackend::runInOrder(std::function<void()> job) {
+  enqueue(c10d::OpType::UNKNOWN, {}, std::move(job))->wait(std::chrono::milliseconds(0));
+}
+
+std::vector<uint8_t> QcclBackend::efState() {
+  std::vector<uint8_t> state;
+  runInOrder([this, &state] {
+    size_t bytes = 0;
+    check(qcclEfStateSize(comm_, &bytes), "qcclEfStateSize");
+    state.resize(bytes);
+    check(qcclEfStateSave(comm_, state.data(), bytes), "qcclEfStateSave");
+  });
+  return state;
+}
+
+void QcclBackend::loadEfState(const std::vector<uint8_t>& state) {
+  runInOrder([this, &state] {
+    check(qcclEfStateLoad(comm_, state.data(), state.size()), "qcclEfStateLoad");
   });
 }
 

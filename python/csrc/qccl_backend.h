@@ -63,13 +63,27 @@ class QcclBackend : public c10d::Backend {
                                                const c10d::AllToAllOptions& opts) override;
   c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions& opts) override;
 
-  qcclComm_t comm() const { return comm_; }
+  // The compressed collectives under an explicit error-feedback key (0: derived from the
+  // buffer's address), for the DDP hook and the FSDP2 comms (qccl/torch/ddp.py, fsdp.py).
+  c10::intrusive_ptr<c10d::Work> allreduceKeyed(at::Tensor& tensor, const c10d::ReduceOp& op,
+                                                uint64_t key);
+  c10::intrusive_ptr<c10d::Work> reduceScatterKeyed(at::Tensor& output, at::Tensor& input,
+                                                    const c10d::ReduceOp& op, uint64_t key);
+  // exact: sent uncompressed whatever the codec (FSDP2's parameters, by default).
+  c10::intrusive_ptr<c10d::Work> allGatherKeyed(at::Tensor& output, at::Tensor& input, uint64_t key,
+                                                bool exact);
+  // The communicator's error-feedback state (qcclEfStateSave), after the collectives queued
+  // before; and loading one (qcclEfStateLoad).
+  std::vector<uint8_t> efState();
+  void loadEfState(const std::vector<uint8_t>& state);
 
  private:
   // Queues job (run on the worker thread; a thrown error fails the Work) and returns its Work,
   // whose value is `outputs`.
   c10::intrusive_ptr<c10d::Work> enqueue(c10d::OpType type, std::vector<at::Tensor> outputs,
                                          std::function<void()> job);
+  // Runs job on the worker after what is queued, and waits for it.
+  void runInOrder(std::function<void()> job);
 
   qcclComm_t comm_ = nullptr;
   std::unique_ptr<OrderedWorker> worker_;  // stopped (drained) before the communicator goes

@@ -14,8 +14,13 @@ from typing import Optional
 import torch.distributed as dist
 
 from . import _C
+from .ddp import DdpHookState, ddp_comm_hook, register_ddp_hook
+from .ef_state import attach_ef_state, ef_state, ef_state_key, load_ef_state
+from .fsdp import CompressedAllGather, CompressedReduceScatter, compress_fsdp
 
-__all__ = ["Options"]
+__all__ = ["Options", "DdpHookState", "ddp_comm_hook", "register_ddp_hook", "attach_ef_state",
+           "ef_state", "ef_state_key", "load_ef_state", "CompressedAllGather", "CompressedReduceScatter",
+           "compress_fsdp"]
 
 
 @dataclass
