@@ -4,6 +4,7 @@ qccl backend (codec and error feedback from QCCL_CODEC / QCCL_EF). Rank 0 writes
 every step, averaged over the ranks, to OUT as JSON.
 
   train_worker.py {ddp|fsdp2} {gloo|qccl} STEPS OUT [--save-at K CKPT | --resume CKPT [--drop-ef]]
+                  [--times TIMES]
 
 --save-at K CKPT: every rank also saves model, optimizer and (qccl) error-feedback state after
 step K to CKPT.rank<r>.pt. --resume CKPT: loads that and trains on from step K+1 (--drop-ef:
@@ -13,6 +14,7 @@ import argparse
 import json
 import math
 import os
+import time
 
 import torch
 import torch.distributed as dist
@@ -75,6 +77,7 @@ def main():
     p.add_argument("--save-at", nargs=2)
     p.add_argument("--resume")
     p.add_argument("--drop-ef", action="store_true", help="resume without the residuals")
+    p.add_argument("--times", help="rank 0 writes each step's wall time (s) here, as JSON")
     args = p.parse_args()
     torch.set_num_threads(1)
     if args.backend == "qccl":
@@ -110,8 +113,9 @@ def main():
         model.load_state_dict(ckpt["model"])
         opt.load_state_dict(ckpt["opt"])
         first = ckpt["step"] + 1
-    losses = {}
+    losses, times = {}, {}
     for step in range(first, args.steps + 1):
+        started = time.perf_counter()
         tokens, targets = batch(step, rank)
         opt.zero_grad()
         loss = nn.functional.cross_entropy(model(tokens).reshape(-1, VOCAB), targets.reshape(-1))
@@ -120,6 +124,7 @@ def main():
         mean = loss.detach().clone()
         dist.all_reduce(mean)
         losses[step] = mean.item() / dist.get_world_size()
+        times[step] = time.perf_counter() - started
         if not math.isfinite(losses[step]):
             raise SystemExit(f"step {step}: loss {losses[step]}")
         if args.save_at and step == int(args.save_at[0]):
@@ -128,6 +133,9 @@ def main():
     if rank == 0:
         with open(args.out, "w") as f:
             json.dump(losses, f)
+        if args.times:
+            with open(args.times, "w") as f:
+                json.dump(times, f)
     dist.barrier()  # no rank tears its group down while another still uses it
     dist.destroy_process_group()
 
