@@ -1,5 +1,8 @@
 #include "qccl_backend.h"
 
+#include <c10/core/DeviceGuard.h>
+#include <c10/core/impl/VirtualGuardImpl.h>
+
 #include <cstring>
 #include <stdexcept>
 
@@ -69,6 +72,24 @@ QcclBackend::~QcclBackend() {
   if (comm_) qcclCommDestroy(comm_);
 }
 
+c10::intrusive_ptr<c10d::Work> QcclBackend::launch(c10d::OpType type,
+                                                   std::vector<at::Tensor> outputs,
+                                                   c10::Device device,
+                                                   std::function<void(cudaStream_t)> job) {
+  if (device.is_cpu()) {
+    return enqueue(type, std::move(outputs), [job = std::move(job)] { job(nullptr); });
+  }
+  // Device tensors: enqueued here on the device's current stream, as ProcessGroupNCCL enqueues
+  // (the caller's later work on that stream is ordered after it; memory the caller frees is
+  // reused in stream order), once the collectives queued before it have run, so that every rank
+  // keeps one order.
+  runInOrder([] {});
+  const c10::DeviceGuard guard(device);
+  const c10::Stream stream = c10::impl::VirtualGuardImpl(device.type()).getStream(device);
+  job(static_cast<cudaStream_t>(stream.native_handle()));
+  return QcclWork::enqueuedOn(getRank(), type, std::move(outputs), stream);
+}
+
 c10::intrusive_ptr<c10d::Work> QcclBackend::enqueue(c10d::OpType type,
                                                     std::vector<at::Tensor> outputs,
                                                     std::function<void()> job) {
@@ -87,15 +108,17 @@ c10::intrusive_ptr<c10d::Work> QcclBackend::enqueue(c10d::OpType type,
 c10::intrusive_ptr<c10d::Work> QcclBackend::broadcast(std::vector<at::Tensor>& tensors,
                                                       const c10d::BroadcastOptions& opts) {
   TORCH_CHECK(tensors.size() == 1, "qccl backend: broadcast takes one tensor per process");
-  checkTensors(tensors, "broadcast");
+  const c10::Device device = checkTensors(tensors, "broadcast");
   at::Tensor t = tensors[0];
   const int root = int(opts.rootRank);
-  return enqueue(c10d::OpType::BROADCAST, tensors, [this, t, root]() mutable {
-    at::Tensor c = contiguousView(t);
-    check(qcclBroadcast(c.data_ptr(), c.data_ptr(), count(c), qcclTypeOf(c), root, comm_, nullptr),
-          "qcclBroadcast");
-    finishOutput(c, t);
-  });
+  return launch(
+      c10d::OpType::BROADCAST, tensors, device, [this, t, root](cudaStream_t stream) mutable {
+        at::Tensor c = contiguousView(t);
+        check(
+            qcclBroadcast(c.data_ptr(), c.data_ptr(), count(c), qcclTypeOf(c), root, comm_, stream),
+            "qcclBroadcast");
+        finishOutput(c, t);
+      });
 }
 
 c10::intrusive_ptr<c10d::Work> QcclBackend::allreduce(std::vector<at::Tensor>& tensors,
@@ -108,16 +131,18 @@ c10::intrusive_ptr<c10d::Work> QcclBackend::allreduce(std::vector<at::Tensor>& t
 
 c10::intrusive_ptr<c10d::Work> QcclBackend::allreduce_coalesced(
     std::vector<at::Tensor>& tensors, const c10d::AllreduceCoalescedOptions& opts) {
-  checkTensors(tensors, "allreduce");
+  const c10::Device device = checkTensors(tensors, "allreduce");
   const qcclRedOp_t op = qcclOpOf(opts.reduceOp);
-  return enqueue(c10d::OpType::ALLREDUCE, tensors, [this, tensors, op]() mutable {
-    for (at::Tensor& t : tensors) {
-      at::Tensor c = contiguousView(t);
-      check(qcclAllReduce(c.data_ptr(), c.data_ptr(), count(c), qcclTypeOf(c), op, comm_, nullptr),
-            "qcclAllReduce");
-      finishOutput(c, t);
-    }
-  });
+  return launch(
+      c10d::OpType::ALLREDUCE, tensors, device, [this, tensors, op](cudaStream_t stream) mutable {
+        for (at::Tensor& t : tensors) {
+          at::Tensor c = contiguousView(t);
+          check(
+              qcclAllReduce(c.data_ptr(), c.data_ptr(), count(c), qcclTypeOf(c), op, comm_, stream),
+              "qcclAllReduce");
+          finishOutput(c, t);
+        }
+      });
 }
 
 c10::intrusive_ptr<c10d::Work> QcclBackend::allgather(std::vector<std::vector<at::Tensor>>& outputs,
@@ -125,51 +150,52 @@ c10::intrusive_ptr<c10d::Work> QcclBackend::allgather(std::vector<std::vector<at
                                                       const c10d::AllgatherOptions&) {
   TORCH_CHECK(inputs.size() == 1 && outputs.size() == 1 && int(outputs[0].size()) == getSize(),
               "qccl backend: allgather takes one input and a list of world-size outputs");
-  checkTensors(inputs, "allgather");
-  checkTensors(outputs[0], "allgather");
+  const c10::Device device = checkTensors(inputs, outputs[0], "allgather");
   for (const at::Tensor& o : outputs[0]) {
     TORCH_CHECK(o.numel() == inputs[0].numel() && o.scalar_type() == inputs[0].scalar_type(),
                 "qccl backend: allgather outputs must match the input's size and type");
   }
   at::Tensor in = inputs[0];
   std::vector<at::Tensor> outs = outputs[0];
-  return enqueue(c10d::OpType::ALLGATHER, outs, [this, in, outs]() mutable {
-    at::Tensor c = contiguousView(in);
-    at::Tensor flat = at::empty({int64_t(outs.size()) * c.numel()}, c.options());
-    check(qcclAllGather(c.data_ptr(), flat.data_ptr(), count(c), qcclTypeOf(c), comm_, nullptr),
-          "qcclAllGather");
-    for (size_t r = 0; r < outs.size(); ++r) {
-      outs[r].copy_(flat.narrow(0, int64_t(r) * c.numel(), c.numel()).view(outs[r].sizes()));
-    }
-  });
+  return launch(
+      c10d::OpType::ALLGATHER, outs, device, [this, in, outs](cudaStream_t stream) mutable {
+        at::Tensor c = contiguousView(in);
+        at::Tensor flat = at::empty({int64_t(outs.size()) * c.numel()}, c.options());
+        check(qcclAllGather(c.data_ptr(), flat.data_ptr(), count(c), qcclTypeOf(c), comm_, stream),
+              "qcclAllGather");
+        for (size_t r = 0; r < outs.size(); ++r) {
+          outs[r].copy_(flat.narrow(0, int64_t(r) * c.numel(), c.numel()).view(outs[r].sizes()));
+        }
+      });
 }
 
-c10::intrusive_ptr<c10d::Work> QcclBackend::all_gather_single(at::Tensor& output, at::Tensor& input,
-                                                              const c10d::AllgatherOptions& opts) {
+c10::intrusive_ptr<c10d::Work> QcclBackend::_allgather_base(at::Tensor& output, at::Tensor& input,
+                                                            const c10d::AllgatherOptions& opts) {
   std::vector<at::Tensor> outputs{output}, inputs{input};
-  return all_gather_single_coalesced(outputs, inputs, opts);
+  return allgather_into_tensor_coalesced(outputs, inputs, opts);
 }
 
-c10::intrusive_ptr<c10d::Work> QcclBackend::all_gather_single_coalesced(
+c10::intrusive_ptr<c10d::Work> QcclBackend::allgather_into_tensor_coalesced(
     std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
     const c10d::AllgatherOptions&) {
   TORCH_CHECK(outputs.size() == inputs.size(), "qccl backend: allgather: unmatched tensor lists");
-  checkTensors(inputs, "allgather");
-  checkTensors(outputs, "allgather");
+  const c10::Device device = checkTensors(inputs, outputs, "allgather");
   for (size_t i = 0; i < inputs.size(); ++i) {
     TORCH_CHECK(outputs[i].numel() == inputs[i].numel() * getSize() &&
                     outputs[i].scalar_type() == inputs[i].scalar_type(),
                 "qccl backend: all_gather_into_tensor: the output must hold world size times the "
                 "input, of the same type");
   }
-  return enqueue(c10d::OpType::_ALLGATHER_BASE, outputs, [this, outputs, inputs]() mutable {
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      at::Tensor in = contiguousView(inputs[i]), out = contiguousView(outputs[i]);
-      check(qcclAllGather(in.data_ptr(), out.data_ptr(), count(in), qcclTypeOf(in), comm_, nullptr),
-            "qcclAllGather");
-      finishOutput(out, outputs[i]);
-    }
-  });
+  return launch(c10d::OpType::_ALLGATHER_BASE, outputs, device,
+                [this, outputs, inputs](cudaStream_t stream) mutable {
+                  for (size_t i = 0; i < inputs.size(); ++i) {
+                    at::Tensor in = contiguousView(inputs[i]), out = contiguousView(outputs[i]);
+                    check(qcclAllGather(in.data_ptr(), out.data_ptr(), count(in), qcclTypeOf(in),
+                                        comm_, stream),
+                          "qcclAllGather");
+                    finishOutput(out, outputs[i]);
+                  }
+                });
 }
 
 c10::intrusive_ptr<c10d::Work> QcclBackend::reduce_scatter(
@@ -177,8 +203,7 @@ c10::intrusive_ptr<c10d::Work> QcclBackend::reduce_scatter(
     const c10d::ReduceScatterOptions& opts) {
   TORCH_CHECK(outputs.size() == 1 && inputs.size() == 1 && int(inputs[0].size()) == getSize(),
               "qccl backend: reduce_scatter takes one output and a list of world-size inputs");
-  checkTensors(outputs, "reduce_scatter");
-  checkTensors(inputs[0], "reduce_scatter");
+  const c10::Device device = checkTensors(outputs, inputs[0], "reduce_scatter");
   for (const at::Tensor& i : inputs[0]) {
     TORCH_CHECK(i.numel() == outputs[0].numel() && i.scalar_type() == outputs[0].scalar_type(),
                 "qccl backend: reduce_scatter inputs must match the output's size and type");
@@ -186,30 +211,30 @@ c10::intrusive_ptr<c10d::Work> QcclBackend::reduce_scatter(
   const qcclRedOp_t op = qcclOpOf(opts.reduceOp);
   at::Tensor out = outputs[0];
   std::vector<at::Tensor> ins = inputs[0];
-  return enqueue(c10d::OpType::REDUCE_SCATTER, outputs, [this, out, ins, op]() mutable {
-    std::vector<at::Tensor> flat;
-    for (const at::Tensor& i : ins) flat.push_back(i.reshape({-1}));
-    at::Tensor in = at::cat(flat), c = contiguousView(out);
-    check(
-        qcclReduceScatter(in.data_ptr(), c.data_ptr(), count(c), qcclTypeOf(c), op, comm_, nullptr),
-        "qcclReduceScatter");
-    finishOutput(c, out);
-  });
+  return launch(c10d::OpType::REDUCE_SCATTER, outputs, device,
+                [this, out, ins, op](cudaStream_t stream) mutable {
+                  std::vector<at::Tensor> flat;
+                  for (const at::Tensor& i : ins) flat.push_back(i.reshape({-1}));
+                  at::Tensor in = at::cat(flat), c = contiguousView(out);
+                  check(qcclReduceScatter(in.data_ptr(), c.data_ptr(), count(c), qcclTypeOf(c), op,
+                                          comm_, stream),
+                        "qcclReduceScatter");
+                  finishOutput(c, out);
+                });
 }
 
-c10::intrusive_ptr<c10d::Work> QcclBackend::reduce_scatter_single(
+c10::intrusive_ptr<c10d::Work> QcclBackend::_reduce_scatter_base(
     at::Tensor& output, at::Tensor& input, const c10d::ReduceScatterOptions& opts) {
   std::vector<at::Tensor> outputs{output}, inputs{input};
-  return reduce_scatter_single_coalesced(outputs, inputs, opts);
+  return reduce_scatter_tensor_coalesced(outputs, inputs, opts);
 }
 
-c10::intrusive_ptr<c10d::Work> QcclBackend::reduce_scatter_single_coalesced(
+c10::intrusive_ptr<c10d::Work> QcclBackend::reduce_scatter_tensor_coalesced(
     std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
     const c10d::ReduceScatterOptions& opts) {
   TORCH_CHECK(outputs.size() == inputs.size(),
               "qccl backend: reduce_scatter: unmatched tensor lists");
-  checkTensors(inputs, "reduce_scatter");
-  checkTensors(outputs, "reduce_scatter");
+  const c10::Device device = checkTensors(inputs, outputs, "reduce_scatter");
   for (size_t i = 0; i < inputs.size(); ++i) {
     TORCH_CHECK(inputs[i].numel() == outputs[i].numel() * getSize() &&
                     outputs[i].scalar_type() == inputs[i].scalar_type(),
@@ -217,16 +242,16 @@ c10::intrusive_ptr<c10d::Work> QcclBackend::reduce_scatter_single_coalesced(
                 "output, of the same type");
   }
   const qcclRedOp_t op = qcclOpOf(opts.reduceOp);
-  return enqueue(c10d::OpType::_REDUCE_SCATTER_BASE, outputs,
-                 [this, outputs, inputs, op]() mutable {
-                   for (size_t i = 0; i < inputs.size(); ++i) {
-                     at::Tensor in = contiguousView(inputs[i]), out = contiguousView(outputs[i]);
-                     check(qcclReduceScatter(in.data_ptr(), out.data_ptr(), count(out),
-                                             qcclTypeOf(out), op, comm_, nullptr),
-                           "qcclReduceScatter");
-                     finishOutput(out, outputs[i]);
-                   }
-                 });
+  return launch(c10d::OpType::_REDUCE_SCATTER_BASE, outputs, device,
+                [this, outputs, inputs, op](cudaStream_t stream) mutable {
+                  for (size_t i = 0; i < inputs.size(); ++i) {
+                    at::Tensor in = contiguousView(inputs[i]), out = contiguousView(outputs[i]);
+                    check(qcclReduceScatter(in.data_ptr(), out.data_ptr(), count(out),
+                                            qcclTypeOf(out), op, comm_, stream),
+                          "qcclReduceScatter");
+                    finishOutput(out, outputs[i]);
+                  }
+                });
 }
 
 c10::intrusive_ptr<c10d::Work> QcclBackend::alltoall_base(at::Tensor& output, at::Tensor& input,
@@ -235,72 +260,74 @@ c10::intrusive_ptr<c10d::Work> QcclBackend::alltoall_base(at::Tensor& output, at
                                                           const c10d::AllToAllOptions&) {
   TORCH_CHECK(outputSplits.empty() && inputSplits.empty(),
               "qccl backend: all_to_all_single with uneven splits is not supported");
-  checkTensors({input, output}, "all_to_all_single");
+  const c10::Device device = checkTensors({input, output}, "all_to_all_single");
   TORCH_CHECK(input.numel() == output.numel() && input.numel() % getSize() == 0 &&
                   input.scalar_type() == output.scalar_type(),
               "qccl backend: all_to_all_single: input and output of one size, a multiple of the "
               "world size, and one type");
-  return enqueue(c10d::OpType::ALLTOALL_BASE, {output}, [this, output, input]() mutable {
-    at::Tensor in = contiguousView(input), out = contiguousView(output);
-    check(qcclAlltoAll(in.data_ptr(), out.data_ptr(), count(in) / size_t(getSize()), qcclTypeOf(in),
-                       comm_, nullptr),
-          "qcclAlltoAll");
-    finishOutput(out, output);
-  });
+  return launch(c10d::OpType::ALLTOALL_BASE, {output}, device,
+                [this, output, input](cudaStream_t stream) mutable {
+                  at::Tensor in = contiguousView(input), out = contiguousView(output);
+                  check(qcclAlltoAll(in.data_ptr(), out.data_ptr(), count(in) / size_t(getSize()),
+                                     qcclTypeOf(in), comm_, stream),
+                        "qcclAlltoAll");
+                  finishOutput(out, output);
+                });
 }
 
 c10::intrusive_ptr<c10d::Work> QcclBackend::allreduceKeyed(at::Tensor& tensor,
                                                            const c10d::ReduceOp& op, uint64_t key) {
-  checkTensors({tensor}, "allreduce");
+  const c10::Device device = checkTensors({tensor}, "allreduce");
   const qcclRedOp_t qop = qcclOpOf(op);
-  return enqueue(c10d::OpType::ALLREDUCE, {tensor}, [this, tensor, qop, key]() mutable {
-    at::Tensor c = contiguousView(tensor);
-    const qcclCallConfig_t config = keyed(key);
-    check(qcclAllReduceEx(c.data_ptr(), c.data_ptr(), count(c), qcclTypeOf(c), qop, comm_, nullptr,
-                          &config),
-          "qcclAllReduceEx");
-    finishOutput(c, tensor);
-  });
+  return launch(c10d::OpType::ALLREDUCE, {tensor}, device,
+                [this, tensor, qop, key](cudaStream_t stream) mutable {
+                  at::Tensor c = contiguousView(tensor);
+                  const qcclCallConfig_t config = keyed(key);
+                  check(qcclAllReduceEx(c.data_ptr(), c.data_ptr(), count(c), qcclTypeOf(c), qop,
+                                        comm_, stream, &config),
+                        "qcclAllReduceEx");
+                  finishOutput(c, tensor);
+                });
 }
 
 c10::intrusive_ptr<c10d::Work> QcclBackend::reduceScatterKeyed(at::Tensor& output,
                                                                at::Tensor& input,
                                                                const c10d::ReduceOp& op,
                                                                uint64_t key) {
-  checkTensors({output, input}, "reduce_scatter");
+  const c10::Device device = checkTensors({output, input}, "reduce_scatter");
   TORCH_CHECK(
       input.numel() == output.numel() * getSize() && output.scalar_type() == input.scalar_type(),
       "qccl backend: reduce_scatter: the input must hold world size times the output, of "
       "the same type");
   const qcclRedOp_t qop = qcclOpOf(op);
-  return enqueue(c10d::OpType::_REDUCE_SCATTER_BASE, {output},
-                 [this, output, input, qop, key]() mutable {
-                   at::Tensor in = contiguousView(input), out = contiguousView(output);
-                   const qcclCallConfig_t config = keyed(key);
-                   check(qcclReduceScatterEx(in.data_ptr(), out.data_ptr(), count(out),
-                                             qcclTypeOf(out), qop, comm_, nullptr, &config),
-                         "qcclReduceScatterEx");
-                   finishOutput(out, output);
-                 });
+  return launch(c10d::OpType::_REDUCE_SCATTER_BASE, {output}, device,
+                [this, output, input, qop, key](cudaStream_t stream) mutable {
+                  at::Tensor in = contiguousView(input), out = contiguousView(output);
+                  const qcclCallConfig_t config = keyed(key);
+                  check(qcclReduceScatterEx(in.data_ptr(), out.data_ptr(), count(out),
+                                            qcclTypeOf(out), qop, comm_, stream, &config),
+                        "qcclReduceScatterEx");
+                  finishOutput(out, output);
+                });
 }
 
 c10::intrusive_ptr<c10d::Work> QcclBackend::allGatherKeyed(at::Tensor& output, at::Tensor& input,
                                                            uint64_t key, bool exact) {
-  checkTensors({output, input}, "all_gather");
+  const c10::Device device = checkTensors({output, input}, "all_gather");
   TORCH_CHECK(
       output.numel() == input.numel() * getSize() && output.scalar_type() == input.scalar_type(),
       "qccl backend: all_gather: the output must hold world size times the input, of the "
       "same type");
-  return enqueue(c10d::OpType::_ALLGATHER_BASE, {output},
-                 [this, output, input, key, exact]() mutable {
-                   at::Tensor in = contiguousView(input), out = contiguousView(output);
-                   qcclCallConfig_t config = keyed(key);
-                   if (exact) config.flags |= QCCL_CALL_EXACT;
-                   check(qcclAllGatherEx(in.data_ptr(), out.data_ptr(), count(in), qcclTypeOf(in),
-                                         comm_, nullptr, &config),
-                         "qcclAllGatherEx");
-                   finishOutput(out, output);
-                 });
+  return launch(c10d::OpType::_ALLGATHER_BASE, {output}, device,
+                [this, output, input, key, exact](cudaStream_t stream) mutable {
+                  at::Tensor in = contiguousView(input), out = contiguousView(output);
+                  qcclCallConfig_t config = keyed(key);
+                  if (exact) config.flags |= QCCL_CALL_EXACT;
+                  check(qcclAllGatherEx(in.data_ptr(), out.data_ptr(), count(in), qcclTypeOf(in),
+                                        comm_, stream, &config),
+                        "qcclAllGatherEx");
+                  finishOutput(out, output);
+                });
 }
 
 void QcclBackend::runInOrder(std::function<void()> job) {

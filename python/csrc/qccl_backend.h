@@ -1,7 +1,8 @@
 // The `qccl` torch.distributed backend: a c10d::Backend over qccl's C API (include/qccl/qccl.h).
 // One qccl communicator per process group, bootstrapped through the group's store (rank 0's
-// unique id under "qccl_unique_id"); collectives run in issue order on one worker thread and
-// return at once with an asynchronous Work (docs/INTEGRATION.md, "PyTorch backend").
+// unique id under "qccl_unique_id"); collectives on CPU tensors run in issue order on one worker
+// thread and return at once with an asynchronous Work; on CUDA tensors they are enqueued on the
+// current stream (docs/INTEGRATION.md, "PyTorch: the qccl backend").
 #pragma once
 
 #include <torch/csrc/distributed/c10d/Backend.hpp>
@@ -41,20 +42,23 @@ class QcclBackend : public c10d::Backend {
                                            const c10d::AllreduceOptions& opts) override;
   c10::intrusive_ptr<c10d::Work> allreduce_coalesced(
       std::vector<at::Tensor>& tensors, const c10d::AllreduceCoalescedOptions& opts) override;
+  // The single-tensor forms under their older names (_allgather_base, _reduce_scatter_base and
+  // the *_tensor_coalesced ones), which torch 2.11 declares and 2.15's all_gather_single /
+  // reduce_scatter_single forward to: the backend builds against both.
   c10::intrusive_ptr<c10d::Work> allgather(std::vector<std::vector<at::Tensor>>& outputs,
                                            std::vector<at::Tensor>& inputs,
                                            const c10d::AllgatherOptions& opts) override;
-  c10::intrusive_ptr<c10d::Work> all_gather_single(at::Tensor& output, at::Tensor& input,
-                                                   const c10d::AllgatherOptions& opts) override;
-  c10::intrusive_ptr<c10d::Work> all_gather_single_coalesced(
+  c10::intrusive_ptr<c10d::Work> _allgather_base(at::Tensor& output, at::Tensor& input,
+                                                 const c10d::AllgatherOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> allgather_into_tensor_coalesced(
       std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
       const c10d::AllgatherOptions& opts) override;
   c10::intrusive_ptr<c10d::Work> reduce_scatter(std::vector<at::Tensor>& outputs,
                                                 std::vector<std::vector<at::Tensor>>& inputs,
                                                 const c10d::ReduceScatterOptions& opts) override;
-  c10::intrusive_ptr<c10d::Work> reduce_scatter_single(
+  c10::intrusive_ptr<c10d::Work> _reduce_scatter_base(
       at::Tensor& output, at::Tensor& input, const c10d::ReduceScatterOptions& opts) override;
-  c10::intrusive_ptr<c10d::Work> reduce_scatter_single_coalesced(
+  c10::intrusive_ptr<c10d::Work> reduce_scatter_tensor_coalesced(
       std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
       const c10d::ReduceScatterOptions& opts) override;
   c10::intrusive_ptr<c10d::Work> alltoall_base(at::Tensor& output, at::Tensor& input,
@@ -78,8 +82,12 @@ class QcclBackend : public c10d::Backend {
   void loadEfState(const std::vector<uint8_t>& state);
 
  private:
-  // Queues job (run on the worker thread; a thrown error fails the Work) and returns its Work,
-  // whose value is `outputs`.
+  // Runs a collective on tensors of `device`: CPU tensors on the worker thread (job gets a NULL
+  // stream), device tensors on the device's current stream; returns its Work, whose value is
+  // `outputs`. A thrown error fails the Work (CPU) or the call (device).
+  c10::intrusive_ptr<c10d::Work> launch(c10d::OpType type, std::vector<at::Tensor> outputs,
+                                        c10::Device device, std::function<void(cudaStream_t)> job);
+  // Queues job on the worker thread and returns its Work, whose value is `outputs`.
   c10::intrusive_ptr<c10d::Work> enqueue(c10d::OpType type, std::vector<at::Tensor> outputs,
                                          std::function<void()> job);
   // Runs job on the worker after what is queued, and waits for it.

@@ -34,13 +34,25 @@ qcclRedOp_t qcclOpOf(const c10d::ReduceOp& op) {
   }
 }
 
-void checkTensors(const std::vector<at::Tensor>& tensors, const char* what) {
+c10::Device checkTensors(const std::vector<at::Tensor>& tensors, const char* what) {
+  TORCH_CHECK(!tensors.empty(), "qccl backend: ", what, ": no tensors");
+  const c10::Device device = tensors[0].device();
   for (const at::Tensor& t : tensors) {
-    TORCH_CHECK(t.device().is_cpu(), "qccl backend: ", what, ": tensor on ", t.device(),
-                "; this build of qccl.torch takes CPU tensors");
+    TORCH_CHECK(t.device() == device, "qccl backend: ", what, ": tensors on ", device, " and ",
+                t.device(), "; one collective takes tensors of one device");
+    TORCH_CHECK(device.is_cpu() || device.is_cuda(), "qccl backend: ", what, ": tensor on ", device,
+                "; qccl takes CPU and CUDA tensors");
     TORCH_CHECK(!t.is_sparse(), "qccl backend: ", what, ": sparse tensors are not supported");
     qcclTypeOf(t);
   }
+  return device;
+}
+
+c10::Device checkTensors(const std::vector<at::Tensor>& first,
+                         const std::vector<at::Tensor>& second, const char* what) {
+  std::vector<at::Tensor> all(first);
+  all.insert(all.end(), second.begin(), second.end());
+  return checkTensors(all, what);
 }
 
 }  // namespace qccl::torch_backend

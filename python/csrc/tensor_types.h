@@ -11,7 +11,10 @@ namespace qccl::torch_backend {
 
 qcclDataType_t qcclTypeOf(const at::Tensor& tensor);
 qcclRedOp_t qcclOpOf(const c10d::ReduceOp& op);
-// Every tensor is a CPU tensor (the backend's device so far) of a type qccl takes.
-void checkTensors(const std::vector<at::Tensor>& tensors, const char* what);
+// Every tensor is dense, of a type qccl takes, and on one device (the CPU, or one CUDA device);
+// returns that device.
+c10::Device checkTensors(const std::vector<at::Tensor>& tensors, const char* what);
+c10::Device checkTensors(const std::vector<at::Tensor>& first,
+                         const std::vector<at::Tensor>& second, const char* what);
 
 }  // namespace qccl::torch_backend

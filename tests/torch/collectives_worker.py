@@ -3,7 +3,8 @@ against gloo's result on the same data, for each codec and dtype. Exits non-zero
 failing case on stderr, at the first mismatch.
 
 Launched by the test as WORLD_SIZE processes with torchrun's variables (RANK, WORLD_SIZE,
-MASTER_ADDR, MASTER_PORT); the default group is gloo, one qccl group per codec.
+MASTER_ADDR, MASTER_PORT); the default group is gloo, one qccl group per codec. With
+QCCL_TEST_DEVICE=cuda the qccl group's tensors are CUDA tensors (gloo's stay on the CPU).
 """
 import os
 import sys
@@ -17,6 +18,7 @@ import qccl.torch
 CODECS = {"none": 0.0, "bf16": 0.01, "fp8e4m3": 0.08, "int8": 0.02, "nvfp4": 0.25}
 DTYPES = [torch.float32, torch.bfloat16, torch.float16]
 N = 4096  # elements per rank and call
+DEVICE = os.environ.get("QCCL_TEST_DEVICE", "cpu")
 
 
 def data(seed, n, dtype, exact):
@@ -61,47 +63,50 @@ def run_case(group, codec, bound, dtype, exact):
         if op == dist.ReduceOp.AVG and dtype != torch.float32:
             continue  # gloo averages fp32 only
         x = data(seed, N, dtype, exact)
-        want, got = x.clone(), x.clone()
+        want, got = x.clone(), x.to(DEVICE)
         dist.all_reduce(want, op=op)
         dist.all_reduce(got, op=op, group=group)
+        got = got.cpu()
         compare(got, want, bound, f"all_reduce {op} {tag}")
         same_everywhere(got, f"all_reduce {op} {tag}")
     x = data(seed + 7, N * size, dtype, exact)
-    want, got = torch.empty(N, dtype=dtype), torch.empty(N, dtype=dtype)
+    want, got = torch.empty(N, dtype=dtype), torch.empty(N, dtype=dtype, device=DEVICE)
     dist.reduce_scatter_tensor(want, x)
-    dist.reduce_scatter_tensor(got, x, group=group)
-    compare(got, want, bound, f"reduce_scatter_tensor {tag}")
-    want2, got2 = torch.empty(N, dtype=dtype), torch.empty(N, dtype=dtype)
+    dist.reduce_scatter_tensor(got, x.to(DEVICE), group=group)
+    compare(got.cpu(), want, bound, f"reduce_scatter_tensor {tag}")
+    want2, got2 = torch.empty(N, dtype=dtype), torch.empty(N, dtype=dtype, device=DEVICE)
     dist.reduce_scatter(want2, list(x.chunk(size)))
-    dist.reduce_scatter(got2, list(x.chunk(size)), group=group)
-    compare(got2, want2, bound, f"reduce_scatter (list) {tag}")
+    dist.reduce_scatter(got2, list(x.to(DEVICE).chunk(size)), group=group)
+    compare(got2.cpu(), want2, bound, f"reduce_scatter (list) {tag}")
     x = data(seed + 11, N, dtype, exact)
-    want, got = torch.empty(N * size, dtype=dtype), torch.empty(N * size, dtype=dtype)
+    want, got = torch.empty(N * size, dtype=dtype), torch.empty(N * size, dtype=dtype, device=DEVICE)
     dist.all_gather_into_tensor(want, x)
-    dist.all_gather_into_tensor(got, x, group=group)
+    dist.all_gather_into_tensor(got, x.to(DEVICE), group=group)
+    got = got.cpu()
     compare(got, want, bound, f"all_gather_into_tensor {tag}")
     same_everywhere(got, f"all_gather_into_tensor {tag}")
-    outs = [torch.empty(N, dtype=dtype) for _ in range(size)]
-    dist.all_gather(outs, x, group=group)
-    compare(torch.cat(outs), want, bound, f"all_gather (list) {tag}")
+    outs = [torch.empty(N, dtype=dtype, device=DEVICE) for _ in range(size)]
+    dist.all_gather(outs, x.to(DEVICE), group=group)
+    compare(torch.cat(outs).cpu(), want, bound, f"all_gather (list) {tag}")
 
 
 def run_exact_ops(group):
     """Broadcast, all-to-all and barrier are exact whatever the codec."""
     rank, size = dist.get_rank(), dist.get_world_size()
     for root in range(size):
-        t = torch.full((33,), float(rank), dtype=torch.float32)
+        t = torch.full((33,), float(rank), dtype=torch.float32, device=DEVICE)
         dist.broadcast(t, src=root, group=group)
-        if not torch.equal(t, torch.full((33,), float(root))):
+        if not torch.equal(t.cpu(), torch.full((33,), float(root))):
             fail(f"broadcast from {root}")
     x = torch.arange(size * 5, dtype=torch.int32) + 100 * rank
-    want, got = torch.empty_like(x), torch.empty_like(x)
+    want, got = torch.empty_like(x), torch.empty_like(x, device=DEVICE)
     dist.all_to_all_single(want, x)
-    dist.all_to_all_single(got, x, group=group)
-    if not torch.equal(got, want):
+    dist.all_to_all_single(got, x.to(DEVICE), group=group)
+    if not torch.equal(got.cpu(), want):
         fail("all_to_all_single")
-    m = torch.tensor([rank, -rank], dtype=torch.int64)
+    m = torch.tensor([rank, -rank], dtype=torch.int64, device=DEVICE)
     dist.all_reduce(m, op=dist.ReduceOp.MAX, group=group)
+    m = m.cpu()
     if m.tolist() != [size - 1, 0]:
         fail(f"all_reduce MAX int64: {m.tolist()}")
     work = dist.barrier(group=group, async_op=True)
@@ -109,6 +114,8 @@ def run_exact_ops(group):
 
 
 def main():
+    if DEVICE == "cuda":
+        torch.cuda.set_device(0)  # every rank on the one GPU: qccl stages them over its host transport
     dist.init_process_group("gloo")
     for codec, bound in CODECS.items():
         group = dist.new_group(backend="qccl", pg_options=qccl.torch.Options(codec=codec,

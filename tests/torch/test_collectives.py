@@ -6,6 +6,7 @@ exact (collectives_worker.py)."""
 import os
 
 import pytest
+import torch
 
 from launch import run_ranks
 
@@ -15,5 +16,15 @@ WORKER = os.path.join(os.path.dirname(__file__), "collectives_worker.py")
 @pytest.mark.parametrize("world_size", [2, 4])
 def test_collectives_match_gloo(world_size):
     results = run_ranks(WORKER, world_size, timeout=300)
+    for rank, (code, out) in enumerate(results):
+        assert code == 0, f"rank {rank}:\n{out[-3000:]}"
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+def test_collectives_on_cuda_tensors_match_gloo():
+    """The same on CUDA tensors, 2 ranks on one GPU: NCCL refuses two ranks on one device, so
+    qccl stages the device buffers through pinned memory over UCX (QCCL_TRANSPORT=ucx)."""
+    env = dict(os.environ, QCCL_TEST_DEVICE="cuda", QCCL_TRANSPORT="ucx")
+    results = run_ranks(WORKER, 2, env=env, timeout=300)
     for rank, (code, out) in enumerate(results):
         assert code == 0, f"rank {rank}:\n{out[-3000:]}"

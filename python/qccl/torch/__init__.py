@@ -4,9 +4,10 @@
     torch.distributed.init_process_group("qccl")           # codec etc. from QCCL_* variables
     torch.distributed.new_group(backend="qccl", pg_options=qccl.torch.Options(codec="fp8e4m3"))
 
-CPU tensors. Collectives run in issue order on one thread per process group and return an
-asynchronous Work. The group's store carries the bootstrap, so torchrun and init_process_group
-need nothing else (docs/INTEGRATION.md).
+Collectives on CPU tensors run in issue order on one thread per process group and return an
+asynchronous Work; on CUDA tensors they are enqueued on the current stream, as NCCL's are. The
+group's store carries the bootstrap, so torchrun and init_process_group need nothing else
+(docs/INTEGRATION.md).
 """
 from dataclasses import dataclass
 from typing import Optional
@@ -44,4 +45,4 @@ def _create_backend(backend_options, pg_options):
                              ef_dtype=o.ef_dtype)
 
 
-dist.Backend.register_backend("qccl", _create_backend, extended_api=True, devices=["cpu"])
+dist.Backend.register_backend("qccl", _create_backend, extended_api=True, devices=["cpu", "cuda"])
