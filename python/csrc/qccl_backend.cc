@@ -33,6 +33,23 @@ qcclCallConfig_t keyed(uint64_t key) {
 
 }  // namespace
 
+void QcclBackend::checkWorldList(const std::vector<at::Tensor>& list, const at::Tensor& like,
+                                 const char* what) const {
+  TORCH_CHECK(int(list.size()) == getSize(), "qccl backend: ", what, ": ", list.size(),
+              " tensors for ", getSize(), " ranks");
+  for (const at::Tensor& t : list) {
+    TORCH_CHECK(t.numel() == like.numel() && t.scalar_type() == like.scalar_type(),
+                "qccl backend: ", what, " must match the other side's size and type");
+  }
+}
+
+void QcclBackend::checkWorldSized(const at::Tensor& whole, const at::Tensor& part,
+                                  const char* what) const {
+  TORCH_CHECK(
+      whole.numel() == part.numel() * getSize() && whole.scalar_type() == part.scalar_type(),
+      "qccl backend: ", what, " must hold world size times the other side, of its type");
+}
+
 void check(qcclResult_t result, const char* what) {
   if (result == qcclSuccess) return;
   throw std::runtime_error(std::string("qccl: ") + what + " failed: " + qcclGetErrorString(result) +
@@ -148,13 +165,10 @@ c10::intrusive_ptr<c10d::Work> QcclBackend::allreduce_coalesced(
 c10::intrusive_ptr<c10d::Work> QcclBackend::allgather(std::vector<std::vector<at::Tensor>>& outputs,
                                                       std::vector<at::Tensor>& inputs,
                                                       const c10d::AllgatherOptions&) {
-  TORCH_CHECK(inputs.size() == 1 && outputs.size() == 1 && int(outputs[0].size()) == getSize(),
-              "qccl backend: allgather takes one input and a list of world-size outputs");
+  TORCH_CHECK(inputs.size() == 1 && outputs.size() == 1,
+              "qccl backend: allgather takes one input and one list of outputs");
   const c10::Device device = checkTensors(inputs, outputs[0], "allgather");
-  for (const at::Tensor& o : outputs[0]) {
-    TORCH_CHECK(o.numel() == inputs[0].numel() && o.scalar_type() == inputs[0].scalar_type(),
-                "qccl backend: allgather outputs must match the input's size and type");
-  }
+  checkWorldList(outputs[0], inputs[0], "allgather outputs");
   at::Tensor in = inputs[0];
   std::vector<at::Tensor> outs = outputs[0];
   return launch(
@@ -181,10 +195,7 @@ c10::intrusive_ptr<c10d::Work> QcclBackend::allgather_into_tensor_coalesced(
   TORCH_CHECK(outputs.size() == inputs.size(), "qccl backend: allgather: unmatched tensor lists");
   const c10::Device device = checkTensors(inputs, outputs, "allgather");
   for (size_t i = 0; i < inputs.size(); ++i) {
-    TORCH_CHECK(outputs[i].numel() == inputs[i].numel() * getSize() &&
-                    outputs[i].scalar_type() == inputs[i].scalar_type(),
-                "qccl backend: all_gather_into_tensor: the output must hold world size times the "
-                "input, of the same type");
+    checkWorldSized(outputs[i], inputs[i], "all_gather_into_tensor: the output");
   }
   return launch(c10d::OpType::_ALLGATHER_BASE, outputs, device,
                 [this, outputs, inputs](cudaStream_t stream) mutable {
@@ -201,13 +212,10 @@ c10::intrusive_ptr<c10d::Work> QcclBackend::allgather_into_tensor_coalesced(
 c10::intrusive_ptr<c10d::Work> QcclBackend::reduce_scatter(
     std::vector<at::Tensor>& outputs, std::vector<std::vector<at::Tensor>>& inputs,
     const c10d::ReduceScatterOptions& opts) {
-  TORCH_CHECK(outputs.size() == 1 && inputs.size() == 1 && int(inputs[0].size()) == getSize(),
-              "qccl backend: reduce_scatter takes one output and a list of world-size inputs");
+  TORCH_CHECK(outputs.size() == 1 && inputs.size() == 1,
+              "qccl backend: reduce_scatter takes one output and one list of inputs");
   const c10::Device device = checkTensors(outputs, inputs[0], "reduce_scatter");
-  for (const at::Tensor& i : inputs[0]) {
-    TORCH_CHECK(i.numel() == outputs[0].numel() && i.scalar_type() == outputs[0].scalar_type(),
-                "qccl backend: reduce_scatter inputs must match the output's size and type");
-  }
+  checkWorldList(inputs[0], outputs[0], "reduce_scatter inputs");
   const qcclRedOp_t op = qcclOpOf(opts.reduceOp);
   at::Tensor out = outputs[0];
   std::vector<at::Tensor> ins = inputs[0];
@@ -236,10 +244,7 @@ c10::intrusive_ptr<c10d::Work> QcclBackend::reduce_scatter_tensor_coalesced(
               "qccl backend: reduce_scatter: unmatched tensor lists");
   const c10::Device device = checkTensors(inputs, outputs, "reduce_scatter");
   for (size_t i = 0; i < inputs.size(); ++i) {
-    TORCH_CHECK(inputs[i].numel() == outputs[i].numel() * getSize() &&
-                    outputs[i].scalar_type() == inputs[i].scalar_type(),
-                "qccl backend: reduce_scatter_tensor: the input must hold world size times the "
-                "output, of the same type");
+    checkWorldSized(inputs[i], outputs[i], "reduce_scatter_tensor: the input");
   }
   const qcclRedOp_t op = qcclOpOf(opts.reduceOp);
   return launch(c10d::OpType::_REDUCE_SCATTER_BASE, outputs, device,
@@ -295,10 +300,7 @@ c10::intrusive_ptr<c10d::Work> QcclBackend::reduceScatterKeyed(at::Tensor& outpu
                                                                const c10d::ReduceOp& op,
                                                                uint64_t key) {
   const c10::Device device = checkTensors({output, input}, "reduce_scatter");
-  TORCH_CHECK(
-      input.numel() == output.numel() * getSize() && output.scalar_type() == input.scalar_type(),
-      "qccl backend: reduce_scatter: the input must hold world size times the output, of "
-      "the same type");
+  checkWorldSized(input, output, "reduce_scatter: the input");
   const qcclRedOp_t qop = qcclOpOf(op);
   return launch(c10d::OpType::_REDUCE_SCATTER_BASE, {output}, device,
                 [this, output, input, qop, key](cudaStream_t stream) mutable {
@@ -314,10 +316,7 @@ c10::intrusive_ptr<c10d::Work> QcclBackend::reduceScatterKeyed(at::Tensor& outpu
 c10::intrusive_ptr<c10d::Work> QcclBackend::allGatherKeyed(at::Tensor& output, at::Tensor& input,
                                                            uint64_t key, bool exact) {
   const c10::Device device = checkTensors({output, input}, "all_gather");
-  TORCH_CHECK(
-      output.numel() == input.numel() * getSize() && output.scalar_type() == input.scalar_type(),
-      "qccl backend: all_gather: the output must hold world size times the input, of the "
-      "same type");
+  checkWorldSized(output, input, "all_gather: the output");
   return launch(c10d::OpType::_ALLGATHER_BASE, {output}, device,
                 [this, output, input, key, exact](cudaStream_t stream) mutable {
                   at::Tensor in = contiguousView(input), out = contiguousView(output);

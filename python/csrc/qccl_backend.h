@@ -90,6 +90,11 @@ class QcclBackend : public c10d::Backend {
   // Queues job on the worker thread and returns its Work, whose value is `outputs`.
   c10::intrusive_ptr<c10d::Work> enqueue(c10d::OpType type, std::vector<at::Tensor> outputs,
                                          std::function<void()> job);
+  // A list form's tensors: one per rank, each of `like`'s size and type.
+  void checkWorldList(const std::vector<at::Tensor>& list, const at::Tensor& like,
+                      const char* what) const;
+  // `whole` holds world size times `part`'s elements, of its type.
+  void checkWorldSized(const at::Tensor& whole, const at::Tensor& part, const char* what) const;
   // Runs job on the worker after what is queued, and waits for it.
   void runInOrder(std::function<void()> job);
 

@@ -20,6 +20,13 @@ def test_collectives_match_gloo(world_size):
         assert code == 0, f"rank {rank}:\n{out[-3000:]}"
 
 
+def test_bad_calls_are_refused_with_a_message():
+    results = run_ranks(os.path.join(os.path.dirname(__file__), "misuse_worker.py"), 2,
+                        timeout=120)
+    for rank, (code, out) in enumerate(results):
+        assert code == 0, f"rank {rank}:\n{out[-3000:]}"
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
 def test_collectives_on_cuda_tensors_match_gloo():
     """The same on CUDA tensors, 2 ranks on one GPU: NCCL refuses two ranks on one device, so
