@@ -48,3 +48,24 @@ def test_short_sweep(tmp_path, collective):
     with open(json_path) as f:
         data = json.load(f)
     assert data["collective"] == collective and len(data["rows"]) == len(rows)
+
+
+def rdma_device_present():
+    return os.path.isdir("/sys/class/infiniband") and bool(os.listdir("/sys/class/infiniband"))
+
+
+@pytest.mark.parametrize("user_threshold", [None, "auto"])
+def test_ucx_protocol_is_chosen_unless_the_user_did(user_threshold):
+    """Without an RDMA device qccl asks UCX for eager sends at every size (docs/TRANSPORTS.md),
+    and says so at INFO; a UCX_RNDV_THRESH the user set is left alone."""
+    env = dict(os.environ, QCCL_TRANSPORT="ucx", QCCL_TIMEOUT="60", QCCL_DEBUG="INFO",
+               QCCL_DEBUG_SUBSYS="TRANSPORT")
+    env.pop("UCX_RNDV_THRESH", None)
+    if user_threshold:
+        env["UCX_RNDV_THRESH"] = user_threshold
+    result = subprocess.run([QCCLRUN, "-n", "2", PERF, "-b", "1K", "-e", "1K", "-n", "1", "-w",
+                             "0", "-C", "none", "-B", "0"],
+                            capture_output=True, text=True, env=env, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    said = "eager protocol at every size" in result.stdout + result.stderr
+    assert said == (user_threshold is None and not rdma_device_present())
