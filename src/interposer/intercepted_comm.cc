@@ -26,6 +26,8 @@ void summarizeAtExit();
 
 Registry& registry() {
   static Registry* r = [] {
+    // The log's settings are made first, so that they outlive the exit handler that logs.
+    logEnabled(LogLevel::Info, kLogInit);
     std::atexit(summarizeAtExit);
     return new Registry;  // never destroyed: calls may still arrive from other threads at exit
   }();
