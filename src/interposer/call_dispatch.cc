@@ -66,8 +66,8 @@ nccl::Result forward(const ReductionCall& c, nccl::Comm comm) {
   return nccl::Result(qcclInternalError);
 }
 
-nccl::Result runCompressed(const ReductionCall& call, nccl::Comm comm) {
-  runReduction(interceptedComm(comm)->adopted(), call);
+nccl::Result runCompressed(InterceptedComm& state, const ReductionCall& call) {
+  runReduction(state.adopted(), call);
   return nccl::kSuccess;
 }
 
@@ -98,7 +98,7 @@ nccl::Result dispatch(const ReductionCall& call, nccl::Comm comm) {
       return nccl::kSuccess;
     }
     state->record(call, compress, decision);
-    return compress ? runCompressed(call, comm) : forward(call, comm);
+    return compress ? runCompressed(*state, call) : forward(call, comm);
   });
 }
 
@@ -141,8 +141,9 @@ nccl::Result groupEnd() {
     }
     if (ended != nccl::kSuccess) return ended;
     for (const DeferredCall& d : calls) {
-      interceptedComm(d.comm)->record(d.call, true, d.decision + ", after its group ended");
-      runCompressed(d.call, d.comm);
+      const std::shared_ptr<InterceptedComm> state = interceptedComm(d.comm);
+      state->record(d.call, true, d.decision + ", after its group ended");
+      runCompressed(*state, d.call);
     }
     return nccl::kSuccess;
   });

@@ -58,12 +58,11 @@ def batch(step, rank):
     """Sequences of a rule x[t+1] = (x[t] + b) mod VOCAB, b per sequence: the model has to read b
     from the context."""
     g = torch.Generator().manual_seed(1_000_003 * step + rank)
-    a = 1
     b = torch.randint(1, 8, (BATCH, 1), generator=g)
     x = torch.randint(0, VOCAB, (BATCH, 1), generator=g)
     seq = [x]
     for _ in range(SEQ):
-        seq.append((a * seq[-1] + b) % VOCAB)
+        seq.append((seq[-1] + b) % VOCAB)
     seq = torch.cat(seq, 1)
     return seq[:, :-1], seq[:, 1:]
 
