@@ -17,12 +17,12 @@ inline namespace QCCL_ISA {
 #if defined(__AVX__)
 // The in-vector stages h = 1, 2, 4 on one vector.
 QCCL_HD Float8 hadamardWithinVector(Float8 x) {
-  Float8 s = __builtin_shuffle(x, Int8{1, 0, 3, 2, 5, 4, 7, 6});
-  x = __builtin_shuffle(x + s, s - x, Int8{0, 9, 2, 11, 4, 13, 6, 15});
-  s = __builtin_shuffle(x, Int8{2, 3, 0, 1, 6, 7, 4, 5});
-  x = __builtin_shuffle(x + s, s - x, Int8{0, 1, 10, 11, 4, 5, 14, 15});
-  s = __builtin_shuffle(x, Int8{4, 5, 6, 7, 0, 1, 2, 3});
-  return __builtin_shuffle(x + s, s - x, Int8{0, 1, 2, 3, 12, 13, 14, 15});
+  Float8 s = __builtin_shufflevector(x, x, 1, 0, 3, 2, 5, 4, 7, 6);
+  x = __builtin_shufflevector(x + s, s - x, 0, 9, 2, 11, 4, 13, 6, 15);
+  s = __builtin_shufflevector(x, x, 2, 3, 0, 1, 6, 7, 4, 5);
+  x = __builtin_shufflevector(x + s, s - x, 0, 1, 10, 11, 4, 5, 14, 15);
+  s = __builtin_shufflevector(x, x, 4, 5, 6, 7, 0, 1, 2, 3);
+  return __builtin_shufflevector(x + s, s - x, 0, 1, 2, 3, 12, 13, 14, 15);
 }
 
 #endif
