@@ -14,16 +14,18 @@
 namespace qccl::bootstrap {
 
 // Starts the root on a background thread listening at address (port 0: any free port) and
-// returns where it listens. The thread ends when one exchange is complete or failed, or after
-// the timeout passes with no rank arriving.
+// returns where it listens. The thread ends when one exchange is complete or failed, or when the
+// timeout passes with no rank joining (a connection that does not prove the secret is not a
+// rank). Connections that fail the handshake, and ranks that claim a rank already taken or out of
+// range, are refused with a logged reason while the others go on; ranks that disagree on the
+// size fail together.
 RootInfo startRoot(const SocketAddress& address, const Secret& secret,
                    std::chrono::milliseconds idleTimeout);
 
-// A rank's side. Throws Error: qcclInvalidUsage when the ranks disagree (size, duplicate rank),
+// A rank's side. Throws Error: qcclInvalidUsage when the ranks disagree on the size or this
+// rank's number is taken or out of range,
 // qcclRemoteError when the root refuses this rank's proof of the secret, qcclTimeout.
 std::vector<std::string> exchangeThroughRoot(const RootInfo& root, int rank, int nranks,
                                              const std::string& payload, const Deadline& deadline);
-
-constexpr size_t kMaxPayloadBytes = 64 * 1024;
 
 }  // namespace qccl::bootstrap

@@ -111,6 +111,18 @@ void Socket::recvAll(void* data, size_t size, const Deadline& deadline) const {
   }
 }
 
+size_t Socket::recvSome(void* data, size_t size) const {
+  for (;;) {
+    const ssize_t n = ::recv(fd_, data, size, 0);
+    if (n > 0) return size_t(n);
+    if (n == 0) throwError(qcclRemoteError, "bootstrap: connection closed by the peer");
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return 0;
+    if (errno != EINTR) {
+      throwError(qcclRemoteError, "bootstrap: receive failed: %s", errnoText(errno).c_str());
+    }
+  }
+}
+
 Socket listenOn(const SocketAddress& address) {
   Socket s(::socket(address.storage.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (!s.valid()) throwError(qcclSystemError, "bootstrap: socket: %s", errnoText(errno).c_str());
@@ -134,7 +146,7 @@ SocketAddress boundAddress(const Socket& socket) {
   return a;
 }
 
-Socket acceptWithin(const Socket& listener, const Deadline& deadline) {
+Socket acceptNow(const Socket& listener) {
   for (;;) {
     const int fd = ::accept4(listener.fd(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (fd >= 0) {
@@ -142,11 +154,28 @@ Socket acceptWithin(const Socket& listener, const Deadline& deadline) {
       setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
       return Socket(fd);
     }
-    if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ECONNABORTED) {
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return Socket();
+    if (errno != EINTR && errno != ECONNABORTED) {
       throwError(qcclSystemError, "bootstrap: accept: %s", errnoText(errno).c_str());
     }
+  }
+}
+
+Socket acceptWithin(const Socket& listener, const Deadline& deadline) {
+  for (;;) {
+    Socket s = acceptNow(listener);
+    if (s.valid()) return s;
     waitReady(listener.fd(), POLLIN, deadline, "accept a rank");
   }
+}
+
+SocketAddress peerAddress(const Socket& socket) {
+  SocketAddress a;
+  a.length = sizeof a.storage;
+  if (getpeername(socket.fd(), reinterpret_cast<sockaddr*>(&a.storage), &a.length) != 0) {
+    a.length = 0;
+  }
+  return a;
 }
 
 Socket connectWithin(const SocketAddress& address, const Deadline& deadline) {

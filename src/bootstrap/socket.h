@@ -39,6 +39,9 @@ class Socket {
   // Throw Error: qcclTimeout past the deadline, qcclRemoteError when the peer went away.
   void sendAll(const void* data, size_t size, const Deadline& deadline) const;
   void recvAll(void* data, size_t size, const Deadline& deadline) const;
+  // What has arrived, up to size bytes, without waiting: 0 when nothing has. Throws
+  // qcclRemoteError when the peer closed the connection or it failed.
+  size_t recvSome(void* data, size_t size) const;
 
  private:
   int fd_ = -1;
@@ -47,6 +50,10 @@ class Socket {
 Socket listenOn(const SocketAddress& address);  // port 0: any free port
 SocketAddress boundAddress(const Socket& socket);
 Socket acceptWithin(const Socket& listener, const Deadline& deadline);
+// The next queued connection, or an invalid Socket when none is. Throws qcclSystemError when
+// accept fails for another reason (out of descriptors: EMFILE).
+Socket acceptNow(const Socket& listener);
+SocketAddress peerAddress(const Socket& socket);
 // Retries refused connections (the listener may not be up yet) until the deadline.
 Socket connectWithin(const SocketAddress& address, const Deadline& deadline);
 
