@@ -60,7 +60,7 @@ ChunkHeader readChunkHeader(const uint8_t* in, size_t bytes) {
   if ((h.flags & ~(kFlagStochastic | kFlagCrc32c)) != 0) {
     throwCodecError(ErrorKind::InvalidUsage, "chunk: unknown flags 0x%02x", unsigned(h.flags));
   }
-  if (!isCodecDataType(static_cast<qcclDataType_t>(h.sourceType))) {
+  if (!isCodecDataType(h.sourceType)) {
     throwCodecError(ErrorKind::InvalidUsage, "chunk: unknown source dtype %u",
                     unsigned(h.sourceType));
   }

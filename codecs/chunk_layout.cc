@@ -10,7 +10,7 @@ size_t roundUp(size_t value, size_t multiple) {
 }
 }  // namespace
 
-bool isCodecDataType(qcclDataType_t dtype) {
+bool isCodecDataType(int dtype) {
   return dtype == qcclFloat32 || dtype == qcclBfloat16 || dtype == qcclFloat16;
 }
 

@@ -26,7 +26,8 @@ struct ChunkLayout {
 };
 
 // True for the dtypes the codecs read and write: fp32, bf16, fp16.
-bool isCodecDataType(qcclDataType_t dtype);
+// An int, so that a byte read off the wire is checked before it becomes a qcclDataType_t.
+bool isCodecDataType(int dtype);
 size_t dataTypeBytes(qcclDataType_t dtype);
 
 // Throws CodecError(InvalidArgument) for an unsupported dtype or an absurd count.

@@ -1,6 +1,10 @@
 #include <cstdlib>
 #include <cstring>
 
+#if defined(QCCL_HAVE_X86_KERNELS)
+#include <cpuid.h>
+#endif
+
 #include "codecs/codec_error.h"
 #include "codecs/cpu/kernels.h"
 
@@ -32,6 +36,14 @@ size_t lcm(size_t a, size_t b) {
   }
   return a / x * b;
 }
+
+#if defined(QCCL_HAVE_X86_KERNELS)
+// CPUID leaf 1, ECX bit 29 (older clang's __builtin_cpu_supports does not know "f16c").
+bool hasF16c() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  return __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 29)) != 0;
+}
+#endif
 
 const KernelTable& selectKernels() {
   const std::vector<const KernelTable*> tables = runnableCpuKernels();
@@ -65,9 +77,8 @@ std::vector<const KernelTable*> runnableCpuKernels() {
   std::vector<const KernelTable*> tables{&portable::isaKernelTable()};
 #if defined(QCCL_HAVE_X86_KERNELS)
   __builtin_cpu_init();
-  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-                    __builtin_cpu_supports("f16c") && __builtin_cpu_supports("bmi2") &&
-                    __builtin_cpu_supports("sse4.2");
+  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && hasF16c() &&
+                    __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("sse4.2");
   if (avx2) tables.push_back(&avx2::isaKernelTable());
   if (avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
       __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl")) {

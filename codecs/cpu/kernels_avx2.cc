@@ -3,10 +3,12 @@
 #include "codecs/cpu/crc32c.h"
 #include "codecs/cpu/kernels_impl.h"
 
-namespace qccl::avx2 {
+namespace qccl {
+inline namespace avx2 {
 const codec::KernelTable& isaKernelTable() {
   static constexpr codec::KernelTable table{"avx2", &kernels::encode, &kernels::decode,
                                             &codec::crc32cSse42};
   return table;
 }
-}  // namespace qccl::avx2
+}  // namespace avx2
+}  // namespace qccl

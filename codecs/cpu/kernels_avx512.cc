@@ -3,10 +3,12 @@
 #include "codecs/cpu/crc32c.h"
 #include "codecs/cpu/kernels_impl.h"
 
-namespace qccl::avx512 {
+namespace qccl {
+inline namespace avx512 {
 const codec::KernelTable& isaKernelTable() {
   static constexpr codec::KernelTable table{"avx512", &kernels::encode, &kernels::decode,
                                             &codec::crc32cSse42};
   return table;
 }
-}  // namespace qccl::avx512
+}  // namespace avx512
+}  // namespace qccl

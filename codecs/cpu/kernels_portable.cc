@@ -3,10 +3,12 @@
 #include "codecs/cpu/crc32c.h"
 #include "codecs/cpu/kernels_impl.h"
 
-namespace qccl::portable {
+namespace qccl {
+inline namespace portable {
 const codec::KernelTable& isaKernelTable() {
   static constexpr codec::KernelTable table{"portable", &kernels::encode, &kernels::decode,
                                             &codec::crc32cPortable};
   return table;
 }
-}  // namespace qccl::portable
+}  // namespace portable
+}  // namespace qccl

@@ -40,7 +40,7 @@ class CurrentDevice {
   CurrentDevice& operator=(const CurrentDevice&) = delete;
 
  private:
-  int previous_ = -1;
+  [[maybe_unused]] int previous_ = -1;  // unused without CUDA
 };
 
 }  // namespace qccl::device

@@ -96,9 +96,11 @@ Result fail(Result code, const std::string& message) {
   return code;
 }
 
+#if QCCL_STANDIN_WITH_CUDA
 bool onDevice(const void* p) {
   return qccl::device::placementOf(p).kind == qccl::coll::MemoryKind::Device;
 }
+#endif
 
 // The bytes of a buffer once the work its stream holds has finished.
 std::vector<uint8_t> readBytes(const void* data, size_t bytes, cudaStream_t stream) {
