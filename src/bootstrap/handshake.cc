@@ -35,4 +35,42 @@ std::string recvString(const Socket& s, size_t limit, const Deadline& d) {
   return v;
 }
 
+size_t HandshakeReader::wanted() const {
+  if (!proved_) return kProofBytes - received_.size();
+  if (received_.size() < kJoinHeaderBytes) return kJoinHeaderBytes - received_.size();
+  return kJoinHeaderBytes + payloadBytes() - received_.size();
+}
+
+HandshakeReader::Event HandshakeReader::take(const char* data, size_t n) {
+  received_.append(data, n);
+  if (wanted() > 0) {
+    const bool header = proved_ && received_.size() == kJoinHeaderBytes;
+    return header && payloadBytes() > kMaxPayloadBytes ? Event::Oversized : Event::None;
+  }
+  return proved_ ? Event::Join : Event::Proof;
+}
+
+uint64_t HandshakeReader::proof() const {
+  uint64_t v = 0;
+  std::memcpy(&v, received_.data(), 8);
+  return v;
+}
+
+Nonce HandshakeReader::peerNonce() const {
+  Nonce nonce;
+  std::memcpy(nonce.data(), received_.data() + 8, nonce.size());
+  return nonce;
+}
+
+void HandshakeReader::proofAccepted() {
+  proved_ = true;
+  received_.clear();
+}
+
+uint32_t HandshakeReader::u32At(size_t offset) const {
+  uint32_t v = 0;
+  std::memcpy(&v, received_.data() + offset, 4);
+  return v;
+}
+
 }  // namespace qccl::bootstrap

@@ -28,16 +28,13 @@ using Clock = std::chrono::steady_clock;
 constexpr std::chrono::milliseconds kHandshakeTimeout(10000);
 // Connections in their handshake at once; beyond it the oldest is dropped.
 constexpr size_t kMaxHandshakes = 256;
-constexpr size_t kProofBytes = 8 + sizeof(Nonce);
-constexpr size_t kJoinHeaderBytes = 12;  // rank, size, payload length
 
-// A connection that has not joined yet: the bytes of its current message so far.
+// A connection that has not joined yet.
 struct Handshake {
   Socket socket;
   std::string peer;
   Nonce rootNonce{};
-  bool proved = false;  // the proof checked out and was answered: reading the join message
-  std::string received;
+  HandshakeReader reader;
   Clock::time_point deadline;
 };
 
@@ -47,12 +44,6 @@ struct Member {
   uint32_t nranks;
   std::string payload;
 };
-
-uint32_t u32At(const std::string& bytes, size_t offset) {
-  uint32_t v = 0;
-  std::memcpy(&v, bytes.data() + offset, 4);
-  return v;
-}
 
 // Tells one connection why it is turned away; it may be gone already.
 void refuse(const Socket& s, qcclResult_t status, const std::string& text) {
@@ -109,7 +100,7 @@ class Root {
         done[i] = !advance(h);
       } else if (now >= h.deadline) {
         QCCL_WARN("bootstrap root: dropped %s: no %s within %lld ms", h.peer.c_str(),
-                  h.proved ? "join message" : "proof of the secret",
+                  h.reader.proved() ? "join message" : "proof of the secret",
                   static_cast<long long>(kHandshakeTimeout.count()));
         done[i] = true;
       }
@@ -164,62 +155,43 @@ class Root {
   bool advance(Handshake& h) {
     try {
       for (;;) {
-        const size_t want = wanted(h);
-        if (want > kJoinHeaderBytes + kMaxPayloadBytes) {
-          QCCL_WARN("bootstrap root: refused %s: a payload of %u bytes (at most %zu)",
-                    h.peer.c_str(), u32At(h.received, 8), kMaxPayloadBytes);
-          refuse(h.socket, qcclInvalidUsage, "bootstrap: the payload is too big");
-          return false;
+        char buffer[4096];
+        const size_t n = h.socket.recvSome(buffer, std::min(sizeof buffer, h.reader.wanted()));
+        if (n == 0) return true;  // the rest has not arrived yet
+        switch (h.reader.take(buffer, n)) {
+          case HandshakeReader::Event::None: break;
+          case HandshakeReader::Event::Proof:
+            if (!checkProof(h)) return false;
+            break;
+          case HandshakeReader::Event::Join: join(h); return false;
+          case HandshakeReader::Event::Oversized:
+            QCCL_WARN("bootstrap root: refused %s: a payload of %u bytes (at most %zu)",
+                      h.peer.c_str(), h.reader.payloadBytes(), kMaxPayloadBytes);
+            refuse(h.socket, qcclInvalidUsage, "bootstrap: the payload is too big");
+            return false;
         }
-        if (h.received.size() < want) {
-          char buffer[4096];
-          const size_t n =
-              h.socket.recvSome(buffer, std::min(sizeof buffer, want - h.received.size()));
-          if (n == 0) return true;  // the rest has not arrived yet
-          h.received.append(buffer, n);
-          continue;
-        }
-        if (!h.proved) {
-          if (!checkProof(h)) return false;
-          continue;
-        }
-        join(h);
-        return false;
       }
     } catch (const Error& e) {
       QCCL_WARN("bootstrap root: dropped %s after %zu bytes of its %s: %s", h.peer.c_str(),
-                h.received.size(), h.proved ? "join message" : "proof", e.what());
+                h.reader.received(), h.reader.proved() ? "join message" : "proof", e.what());
       return false;
     }
   }
 
-  // Bytes the current message needs, as far as what has arrived tells.
-  static size_t wanted(const Handshake& h) {
-    if (!h.proved) return kProofBytes;
-    if (h.received.size() < kJoinHeaderBytes) return kJoinHeaderBytes;
-    return kJoinHeaderBytes + size_t(u32At(h.received, 8));
-  }
-
   bool checkProof(Handshake& h) {
-    uint64_t proof = 0;
-    Nonce peerNonce;
-    std::memcpy(&proof, h.received.data(), 8);
-    std::memcpy(peerNonce.data(), h.received.data() + 8, peerNonce.size());
-    if (proof != handshakeMac(secret_, "rank", h.rootNonce)) {
+    if (h.reader.proof() != handshakeMac(secret_, "rank", h.rootNonce)) {
       QCCL_WARN("bootstrap root: refused %s: it did not prove the unique id's secret",
                 h.peer.c_str());
       return false;
     }
-    const uint64_t answer = handshakeMac(secret_, "root", peerNonce);
+    const uint64_t answer = handshakeMac(secret_, "root", h.reader.peerNonce());
     h.socket.sendAll(&answer, 8, Deadline::after(std::chrono::milliseconds(1000)));
-    h.proved = true;
-    h.received.clear();
+    h.reader.proofAccepted();
     return true;
   }
 
   void join(Handshake& h) {
-    Member m{std::move(h.socket), u32At(h.received, 0), u32At(h.received, 4),
-             h.received.substr(kJoinHeaderBytes)};
+    Member m{std::move(h.socket), h.reader.rank(), h.reader.nranks(), h.reader.payload()};
     if (m.rank >= m.nranks) {
       refuseMember(m, h.peer,
                    "rank " + std::to_string(m.rank) + " is out of range for size " +
