@@ -165,6 +165,10 @@ void EfStore::load(const void* buffer, size_t bytes, int rank, int nranks) {
     if (size_t(end - p) < kEntryHeaderBytes)
       throwError(qcclInvalidArgument, "error-feedback state is truncated");
     const uint64_t key = take<uint64_t>(p);
+    if (loaded.count(key)) {  // qcclEfStateSave writes each key once: the state is corrupt
+      throwError(qcclInvalidArgument, "error-feedback state holds key %llu twice",
+                 static_cast<unsigned long long>(key));
+    }
     Entry e;
     e.executor = &coll::hostExecutor();  // moved to the device by the key's next device call
     e.signature = take<uint64_t>(p);

@@ -4,7 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <vector>
+
 #include "collectives/host_executor.h"
+#include "src/common/error.h"
 
 namespace qccl::ef {
 namespace {
@@ -67,6 +71,31 @@ TEST(EfStore, CallerKeysAreNeverDropped) {
   for (uint64_t key = 100; key < 200; ++key) call(store, key, kShape, true, 1);
   EXPECT_EQ(call(store, 1, kShape, false, 0.f), 7.f);
   EXPECT_EQ(call(store, 2, kOtherShape, true, 0.f), 8.f);
+}
+
+TEST(EfStore, LoadRefusesAStateWithAKeyTwiceAndKeepsItsOwn) {
+  EfStore store(qcclFloat32);
+  call(store, 7, kShape, false, 5.f);
+  EfStore other(qcclFloat32);
+  call(other, 9, kShape, false, 1.f);
+  std::vector<uint8_t> state(other.stateBytes());
+  other.save(state.data(), state.size(), 0, 1);
+  // The one entry twice: the count field says two, the entry's bytes repeat.
+  const size_t header = 4 + 4 * 4 + 8;
+  std::vector<uint8_t> twice(state.begin(), state.end());
+  twice.insert(twice.end(), state.begin() + header, state.end());
+  const uint64_t two = 2;
+  std::memcpy(twice.data() + header - 8, &two, 8);
+  try {
+    store.load(twice.data(), twice.size(), 0, 1);
+    ADD_FAILURE() << "loaded a state with a key twice";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), qcclInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("key 9 twice"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(call(store, 7, kShape, false, 6.f), 5.f);  // its own state is untouched
+  store.load(state.data(), state.size(), 0, 1);        // the state itself loads
+  EXPECT_EQ(call(store, 9, kShape, false, 2.f), 1.f);
 }
 
 }  // namespace
