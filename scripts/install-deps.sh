@@ -8,7 +8,7 @@ if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 
 packages=(build-essential cmake pkg-config git googletest libgtest-dev libgmock-dev
           libbenchmark-dev libucx-dev libopenmpi-dev openmpi-bin python3 python3-pip
-          python3-dev)
+          python3-dev clang libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
