@@ -27,8 +27,16 @@ typedef struct CUstream_st* cudaStream_t;
 
 typedef struct qcclComm* qcclComm_t;
 
+/* The enums are int-sized as in C; in C++ their base is spelled out so that any int a caller
+ * passes (a C caller may pass any) is a value the library can check rather than undefined. */
+#ifdef __cplusplus
+#define QCCL_ENUM_INT : int
+#else
+#define QCCL_ENUM_INT
+#endif
+
 /* Values 0..7 are NCCL's; qccl's own codes follow. */
-typedef enum {
+typedef enum QCCL_ENUM_INT {
   qcclSuccess = 0,
   qcclUnhandledCudaError = 1,
   qcclSystemError = 2,
@@ -41,7 +49,7 @@ typedef enum {
   qcclNumResults = 9
 } qcclResult_t;
 
-typedef enum {
+typedef enum QCCL_ENUM_INT {
   qcclInt8 = 0,
   qcclChar = 0,
   qcclUint8 = 1,
@@ -62,7 +70,7 @@ typedef enum {
   qcclNumTypes = 12
 } qcclDataType_t;
 
-typedef enum {
+typedef enum QCCL_ENUM_INT {
   qcclSum = 0,
   qcclProd = 1,
   qcclMax = 2,

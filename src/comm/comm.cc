@@ -1,6 +1,7 @@
 #include "src/comm/comm.h"
 
 #include <algorithm>
+#include <deque>
 #include <map>
 #include <set>
 
@@ -18,8 +19,23 @@ namespace {
 constexpr uint64_t kCommMagic = 0x71636c636f6d6d31ull;    // "qclcomm1"
 constexpr uint64_t kAdoptedSeed = 0x71636c6e63636c31ull;  // "qclnccl1"
 
-std::mutex registryMutex;
-std::set<const qcclComm*> registry;  // every communicator ever made (live or tombstone)
+// A destroyed or aborted communicator stays a tombstone, so a late call on it gets an error; the
+// most recent kMaxTombstones stay, older ones are freed (a program that makes and destroys
+// communicators in a loop must not grow without bound).
+constexpr size_t kMaxTombstones = 1024;
+
+struct Registry {
+  std::mutex mutex;
+  std::set<const qcclComm*> comms;    // live and tombstones
+  std::deque<qcclComm*> tombstones;  // oldest first
+};
+
+// Never destroyed: communicators may be used and destroyed during static destruction, and what
+// it points to stays reachable for LeakSanitizer at exit.
+Registry& registry() {
+  static Registry* r = new Registry;
+  return *r;
+}
 
 // Ranks per group for "hier": the configured size, else the ranks per host when every host has
 // the same number of consecutive ranks; 0 when neither works.
@@ -49,8 +65,9 @@ qcclComm_t registerComm(std::unique_ptr<qcclComm> comm) {
             comm->transport ? comm->transport->name() : comm->nccl->name(),
             codec::codecName(settings.codec).c_str(), settings.minBytes,
             settings.errorFeedback ? (settings.efDtype == qcclFloat32 ? "fp32" : "bf16") : "off");
-  std::lock_guard<std::mutex> lock(registryMutex);
-  registry.insert(comm.get());
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  r.comms.insert(comm.get());
   return comm.release();
 }
 
@@ -103,8 +120,9 @@ qcclComm_t adoptNccl(ncclComm* ncclComm, const qcclConfig_t* config) {
 qcclComm& knownComm(qcclComm_t comm) {
   if (comm == nullptr) throwError(qcclInvalidArgument, "comm is NULL");
   {
-    std::lock_guard<std::mutex> lock(registryMutex);
-    if (registry.count(comm) == 0) {
+    Registry& r = registry();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    if (r.comms.count(comm) == 0) {
       throwError(qcclInvalidArgument, "comm %p is not a communicator made by qcclCommInitRank",
                  static_cast<void*>(comm));
     }
@@ -137,6 +155,18 @@ qcclResult_t asyncErrorOf(qcclComm& comm) {
 }
 
 namespace {
+// Keeps comm as a tombstone, freeing the oldest beyond kMaxTombstones.
+void entomb(qcclComm& comm) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  r.tombstones.push_back(&comm);
+  if (r.tombstones.size() <= kMaxTombstones) return;
+  qcclComm* oldest = r.tombstones.front();
+  r.tombstones.pop_front();
+  r.comms.erase(oldest);
+  delete oldest;
+}
+
 void release(qcclComm& comm, qcclComm::State final) {
   comm.ef.reset();
   comm.workspace = coll::Workspace();
@@ -145,7 +175,8 @@ void release(qcclComm& comm, qcclComm::State final) {
   comm.nccl.reset();
   comm.device.reset();
   comm.transport.reset();
-  comm.state.store(final);
+  const qcclComm::State before = comm.state.exchange(final);
+  if (before != qcclComm::State::Aborted && before != qcclComm::State::Destroyed) entomb(comm);
 }
 }  // namespace
 

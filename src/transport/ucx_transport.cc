@@ -207,9 +207,10 @@ Transport::Request UcxTransport::irecv(int peer, uint32_t tag, void* data, size_
 bool UcxTransport::release(Operation& op) {
   if (op.ucxRequest == nullptr) return true;
   if (!op.done) {
-    // Receives cancel at once; a send UCX cannot take back may not: wait a little, no more.
+    // Receives cancel at once; a send UCX cannot take back may not: wait a little, no more (a
+    // failed call returns this much after QCCL_TIMEOUT at worst).
     ucp_request_cancel(worker_, op.ucxRequest);
-    const Deadline deadline = Deadline::after(std::chrono::seconds(1));
+    const Deadline deadline = Deadline::after(std::chrono::milliseconds(500));
     while (!op.done && !deadline.passed()) ucp_worker_progress(worker_);
     if (!op.done) return false;
   }
@@ -234,8 +235,9 @@ bool UcxTransport::test(Request request) {
   const Operation done = op;  // a receive from a failed peer is not done: it is cancelled here
   drop(std::move(it->second));
   operations_.erase(it);
-  if (done.status == UCS_ERR_MESSAGE_TRUNCATED ||
-      (done.isRecv && done.status == UCS_OK && done.received != done.expected)) {
+  // Only a completed receive has a length: one ended by its peer's failure is reported below.
+  if (done.done && (done.status == UCS_ERR_MESSAGE_TRUNCATED ||
+                    (done.isRecv && done.status == UCS_OK && done.received != done.expected))) {
     throwError(qcclInvalidUsage,
                "rank %d sent %s bytes where %zu were expected: the ranks disagree on count, "
                "dtype or codec",
