@@ -1,5 +1,6 @@
 // The collectives between real processes, launched by qcclrun (UCX) or mpirun (MPI):
 //   collective_check [quick]
+//   collective_check soak SECONDS   (random checks until the time is up; docs/RELIABILITY.md)
 // Every rank runs the same matrix of allreduce / reduce-scatter / allgather calls (rank counts
 // come from the launcher; counts 0, 1, 7, 1000003 and a 12 MiB one; fp32, bf16, fp16, int32; Sum,
 // Avg, Max; in-place and out-of-place; every codec) and checks each result: bitwise identical on
@@ -8,10 +9,13 @@
 // MPI_Allreduce. Then error feedback over 100 steps. Exits non-zero on any failure.
 #include <qccl/qccl.h>
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -259,27 +263,63 @@ void checkErrorFeedback() {
   }
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  const bool quick = argc > 1 && std::string(argv[1]) == "quick";
-#if QCCL_CHECK_WITH_MPI
-  underMpi = std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr;
-  if (underMpi) MPI_Init(&argc, &argv);
-#endif
-  qcclConfig_t config = QCCL_CONFIG_INITIALIZER;
-  config.minBytes = 0;  // compress every size, so small counts take the compressed path too
-  if (qcclCommInitFromEnv(&comm, &config) != qcclSuccess) {
-    std::printf("FAIL init: %s\n", qcclGetLastError(nullptr));
-    return 1;
+// Resident memory of this process, in MiB.
+double residentMiB() {
+  long pages = 0, resident = 0;
+  if (FILE* f = std::fopen("/proc/self/statm", "r")) {
+    if (std::fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
+    std::fclose(f);
   }
-  qcclCommUserRank(comm, &rank);
-  qcclCommCount(comm, &nranks);
-  const auto start = std::chrono::steady_clock::now();
+  return double(resident) * double(sysconf(_SC_PAGESIZE)) / (1 << 20);
+}
 
-  const std::vector<std::string> codecs = {"none",  "bf16",  "fp16",      "fp8e4m3",   "fp8e5m2",
-                                           "mxfp8", "mxfp4", "nvfp4",     "fp4ue5m3",  "int8",
-                                           "int4",  "sign1", "nvfp4+rht", "fp8e4m3+sr"};
+// True while rank 0's clock has not passed `seconds`: every rank stops at the same iteration.
+bool everyoneContinues(std::chrono::steady_clock::time_point start, double seconds) {
+  int32_t go =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < seconds;
+  if (qcclBroadcast(&go, &go, 1, qcclInt32, 0, comm, nullptr) != qcclSuccess) {
+    fail(std::string("soak broadcast: ") + qcclGetLastError(nullptr));
+    return false;
+  }
+  return go != 0;
+}
+
+// Random checks, the same sequence on every rank (one seed), until `seconds` have passed: every
+// codec, dtype, op, placement and collective at sizes from 0 to 2^21 elements (log-uniform).
+// Resident memory is taken after the first minute (the workspaces have grown by then) and at
+// the end.
+void soak(const std::vector<std::string>& codecs, double seconds) {
+  std::mt19937_64 rng(20261201);
+  const qcclDataType_t floats[] = {qcclFloat32, qcclBfloat16, qcclFloat16};
+  const qcclRedOp_t ops[] = {qcclSum, qcclAvg, qcclMax};
+  const auto start = std::chrono::steady_clock::now();
+  double residentStart = 0;
+  int iterations = 0;
+  while (everyoneContinues(start, seconds)) {
+    const std::string& codec = codecs[rng() % codecs.size()];
+    const size_t count = size_t(std::exp2(double(rng() % 2200) / 100.0)) - 1;
+    const qcclDataType_t dtype = floats[rng() % 3];
+    if (rng() % 3 == 0) {
+      checkReduceScatterAndAllgather(codec, count / size_t(nranks), dtype);
+    } else {
+      checkAllreduce(codec, count, dtype, ops[rng() % 3], rng() % 2 == 0);
+    }
+    if (++iterations % 200 == 0 && nranks > 1) checkErrorFeedback();
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (residentStart == 0 && elapsed > std::min(60.0, seconds / 4)) residentStart = residentMiB();
+  }
+  uint64_t sent = 0, received = 0;
+  qcclCommWireBytes(comm, &sent, &received);
+  std::printf(
+      "soak rank %d of %d: %d checks, %d wrong, %.1f MB sent, resident %.1f MiB after "
+      "warm-up, %.1f MiB at the end\n",
+      rank, nranks, checks, failures, double(sent) / 1e6, residentStart, residentMiB());
+  if (residentMiB() > residentStart * 1.1 + 16) fail("soak: resident memory grew");
+}
+
+// The fixed matrix: every codec, dtype, op, placement; exact paths; large vectors; RS/AG; EF.
+void runMatrix(const std::vector<std::string>& codecs, bool quick) {
   // Every codec, every float dtype, Sum and Avg, both placements, small and awkward counts.
   for (const std::string& codec : codecs) {
     for (qcclDataType_t dtype : {qcclFloat32, qcclBfloat16, qcclFloat16}) {
@@ -311,6 +351,35 @@ int main(int argc, char** argv) {
   if (nranks > 1) {  // one rank copies its input: nothing to feed back, nobody to disagree with
     checkErrorFeedback();
     checkDisagreement();
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const bool quick = argc > 1 && std::string(argv[1]) == "quick";
+  const double soakSeconds = argc > 2 && std::string(argv[1]) == "soak" ? std::atof(argv[2]) : 0;
+#if QCCL_CHECK_WITH_MPI
+  underMpi = std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr;
+  if (underMpi) MPI_Init(&argc, &argv);
+#endif
+  qcclConfig_t config = QCCL_CONFIG_INITIALIZER;
+  config.minBytes = 0;  // compress every size, so small counts take the compressed path too
+  if (qcclCommInitFromEnv(&comm, &config) != qcclSuccess) {
+    std::printf("FAIL init: %s\n", qcclGetLastError(nullptr));
+    return 1;
+  }
+  qcclCommUserRank(comm, &rank);
+  qcclCommCount(comm, &nranks);
+  const auto start = std::chrono::steady_clock::now();
+
+  const std::vector<std::string> codecs = {"none",  "bf16",  "fp16",      "fp8e4m3",   "fp8e5m2",
+                                           "mxfp8", "mxfp4", "nvfp4",     "fp4ue5m3",  "int8",
+                                           "int4",  "sign1", "nvfp4+rht", "fp8e4m3+sr"};
+  if (soakSeconds > 0) {
+    soak(codecs, soakSeconds);
+  } else {
+    runMatrix(codecs, quick);
   }
 
   const double seconds =
