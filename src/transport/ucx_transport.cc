@@ -109,12 +109,39 @@ UcxTransport::UcxTransport(const bootstrap::RootInfo& root, int rank, int size,
       ep.err_handler.arg = &peerStatus_[size_t(p)];
       check(ucp_ep_create(worker_, &ep, &endpoints_[size_t(p)]), "ucp_ep_create");
     }
+    greetPeers(deadline);
     QCCL_INFO(kLogTransport, "ucx: rank %d of %d connected", rank, size);
   } catch (...) {
     closeEndpoints();
     ucp_worker_destroy(worker_);
     ucp_cleanup(context_);
     throw;
+  }
+}
+
+// One byte to and from every peer, before init returns: UCX's TCP transport connects at an
+// endpoint's first message, and a peer that dies while that connection is being made trips an
+// assertion inside UCX 1.13 (tcp_iface.c, "conn_state != UCT_TCP_EP_CONN_STATE_CLOSED") that
+// aborts this process (the fault matrix's kill-before case, docs/RELIABILITY.md). Made here, the
+// connections exist before any peer can fail. Tag 0 is no collective's (their sequence starts at
+// 1).
+void UcxTransport::greetPeers(const Deadline& deadline) {
+  const uint8_t hello = 1;
+  std::vector<uint8_t> replies(endpoints_.size());
+  std::vector<Request> pending;
+  for (int p = 0; p < int(endpoints_.size()); ++p) {
+    if (p == rank()) continue;
+    pending.push_back(irecv(p, 0, &replies[size_t(p)], 1));
+    pending.push_back(isend(p, 0, &hello, 1));
+  }
+  while (!pending.empty()) {
+    for (size_t i = pending.size(); i-- > 0;) {
+      if (test(pending[i])) pending.erase(pending.begin() + long(i));
+    }
+    if (!pending.empty() && deadline.passed()) {
+      for (Request r : pending) cancel(r);
+      throwError(qcclTimeout, "ucx: not every peer answered within QCCL_TIMEOUT at init");
+    }
   }
 }
 

@@ -46,6 +46,7 @@ class UcxTransport : public Transport {
   bool release(Operation& op);
   void drop(std::unique_ptr<Operation> op);
   void closeEndpoints();
+  void greetPeers(const Deadline& deadline);
 
   ucp_context_h context_ = nullptr;
   ucp_worker_h worker_ = nullptr;
