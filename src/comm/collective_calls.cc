@@ -27,6 +27,9 @@ void guarded(qcclComm& comm, Body&& body) {
       comm.failureCode = code;
       comm.state.store(qcclComm::State::Failed);
       QCCL_WARN("rank %d: %s", comm.rank, e.what());
+      if (comm.transport && (code == qcclTimeout || code == qcclRemoteError)) {
+        comm.transport->peerLost();
+      }
     }
     throw;
   }

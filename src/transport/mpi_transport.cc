@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <string>
 
@@ -22,6 +23,12 @@ std::string mpiErrorText(int code) {
   return std::string(text, size_t(length));
 }
 
+// Set once a call lost a peer. MPI_Finalize then waits for every process of the job, the lost
+// one too (Open MPI 4.1 under `mpirun --enable-recovery`: forever), so the MPI that qccl
+// initialised is not finalised at exit; mpirun reports the process as having exited without
+// MPI_Finalize instead of the job hanging (docs/RELIABILITY.md).
+std::atomic<bool> lostPeer{false};
+
 void ensureMpiInitialised() {
   int initialised = 0;
   MPI_Initialized(&initialised);
@@ -33,7 +40,12 @@ void ensureMpiInitialised() {
   std::atexit([] {
     int finalized = 0;
     MPI_Finalized(&finalized);
-    if (!finalized) MPI_Finalize();
+    if (finalized) return;
+    if (lostPeer.load()) {
+      QCCL_WARN("mpi: MPI_Finalize skipped at exit: a peer was lost, and it would wait for it");
+      return;
+    }
+    MPI_Finalize();
   });
 }
 
@@ -169,6 +181,8 @@ bool MpiTransport::test(Request request) {
   }
   return true;
 }
+
+void MpiTransport::peerLost() { lostPeer.store(true); }
 
 void MpiTransport::cancel(Request request) {
   auto it = operations_.find(request);

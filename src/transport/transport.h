@@ -31,6 +31,9 @@ class Transport {
   virtual bool test(Request request) = 0;
   // Abandons a pending request on an error path; its buffer is free afterwards.
   virtual void cancel(Request request) = 0;
+  // A call failed because a peer is gone or silent (qcclRemoteError, qcclTimeout): a transport
+  // whose shutdown would wait for every peer stops waiting for them.
+  virtual void peerLost() {}
 
  protected:
   Transport(int rank, int size) : rank_(rank), size_(size) {}
