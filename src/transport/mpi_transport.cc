@@ -3,12 +3,16 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <thread>
 
 #include "src/common/error.h"
 #include "src/common/host_name.h"
 #include "src/common/log.h"
+#include "src/common/params.h"
 
 namespace qccl::transport {
 
@@ -23,11 +27,34 @@ std::string mpiErrorText(int code) {
   return std::string(text, size_t(length));
 }
 
-// Set once a call lost a peer. MPI_Finalize then waits for every process of the job, the lost
-// one too (Open MPI 4.1 under `mpirun --enable-recovery`: forever), so the MPI that qccl
-// initialised is not finalised at exit; mpirun reports the process as having exited without
-// MPI_Finalize instead of the job hanging (docs/RELIABILITY.md).
+// Set once a call on any MPI communicator lost a peer (Transport::peerLost).
 std::atomic<bool> lostPeer{false};
+
+// At exit, for the MPI qccl initialised. MPI_Finalize waits for every process of the job, and
+// one that died never arrives (Open MPI 4.1 under `mpirun --enable-recovery` waits forever: the
+// fault matrix, docs/RELIABILITY.md). One that merely left early is waiting there already, or
+// arrives once its peers' calls have timed out. So: after a lost peer, wait 5 s; else up to twice
+// QCCL_TIMEOUT and 5 s; then leave without it, with exit status 1 and a line that says why.
+void finalizeWithin() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized) return;
+  int64_t seconds = 300;
+  try {
+    seconds = paramInt(params::kTimeout);
+  } catch (const Error&) {
+  }
+  const std::chrono::seconds limit(lostPeer.load() ? 5 : 2 * seconds + 5);
+  std::thread([limit] {
+    std::this_thread::sleep_for(limit);
+    std::fprintf(stderr,
+                 "qccl: MPI_Finalize did not return within %lld s (a process of the job is gone); "
+                 "exiting without it\n",
+                 static_cast<long long>(limit.count()));
+    _exit(1);
+  }).detach();
+  MPI_Finalize();
+}
 
 void ensureMpiInitialised() {
   int initialised = 0;
@@ -37,16 +64,7 @@ void ensureMpiInitialised() {
   const int rc = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided);
   if (rc != MPI_SUCCESS)
     throwError(qcclSystemError, "MPI_Init_thread: %s", mpiErrorText(rc).c_str());
-  std::atexit([] {
-    int finalized = 0;
-    MPI_Finalized(&finalized);
-    if (finalized) return;
-    if (lostPeer.load()) {
-      QCCL_WARN("mpi: MPI_Finalize skipped at exit: a peer was lost, and it would wait for it");
-      return;
-    }
-    MPI_Finalize();
-  });
+  std::atexit(finalizeWithin);
 }
 
 }  // namespace
