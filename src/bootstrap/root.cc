@@ -36,6 +36,7 @@ struct Handshake {
   Nonce rootNonce{};
   HandshakeReader reader;
   Clock::time_point deadline;
+  bool over = false;  // joined, refused or dropped: leaves the poll set
 };
 
 struct Member {
@@ -93,25 +94,20 @@ class Root {
   // fds[1 + i] is handshakes_[i].
   void advanceHandshakes(const std::vector<pollfd>& fds) {
     const Clock::time_point now = Clock::now();
-    std::vector<bool> done(handshakes_.size(), false);
     for (size_t i = 0; i < handshakes_.size() && !finished_; ++i) {
       Handshake& h = handshakes_[i];
       if (fds[1 + i].revents) {
-        done[i] = !advance(h);
+        h.over = !advance(h);
       } else if (now >= h.deadline) {
         QCCL_WARN("bootstrap root: dropped %s: no %s within %lld ms", h.peer.c_str(),
                   h.reader.proved() ? "join message" : "proof of the secret",
                   static_cast<long long>(kHandshakeTimeout.count()));
-        done[i] = true;
+        h.over = true;
       }
     }
-    size_t kept = 0;
-    for (size_t i = 0; i < handshakes_.size(); ++i) {
-      if (done[i]) continue;
-      if (kept != i) handshakes_[kept] = std::move(handshakes_[i]);
-      ++kept;
-    }
-    handshakes_.resize(kept);
+    handshakes_.erase(std::remove_if(handshakes_.begin(), handshakes_.end(),
+                                     [](const Handshake& h) { return h.over; }),
+                      handshakes_.end());
   }
 
   void acceptAll() {
