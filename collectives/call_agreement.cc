@@ -10,8 +10,6 @@ namespace qccl::coll {
 
 namespace {
 
-constexpr size_t kDescriptionBytes = kExactHeaderBytes + 16;
-
 // exact header | format | +sr | rht size (u16) | block (u32) | segment elements (u64)
 void describe(const Context& context, const CallShape& call, uint8_t* out) {
   writeExactHeader(out, call.dtype, call.op, call.kind, call.count);
@@ -48,17 +46,17 @@ std::string codecText(const uint8_t* codec) {
 
 bool agreeOnCall(Context& context, const CallShape& call) {
   const int n = context.group.size(), me = context.group.me;
-  uint8_t mine[kDescriptionBytes];
+  uint8_t mine[kCallDescriptionBytes];
   describe(context, call, mine);
   Buffer& in = context.workspace->buffer(Slot::AgreementIn, 0);
-  in.resize(size_t(n) * kDescriptionBytes);
-  exchangeWithAll(context, mine, kDescriptionBytes, in.data());
+  in.resize(size_t(n) * kCallDescriptionBytes);
+  exchangeWithAll(context, mine, kCallDescriptionBytes, in.data());
   if (!context.usageError.empty()) return false;  // a message of the wrong size
   for (int p = 0; p < n; ++p) {
     if (p == me) continue;
-    const uint8_t* theirs = in.data() + size_t(p) * kDescriptionBytes;
+    const uint8_t* theirs = in.data() + size_t(p) * kCallDescriptionBytes;
     std::string problem = checkExactHeader(theirs, call.dtype, call.op, call.kind, call.count);
-    if (problem.empty() && std::memcmp(theirs, mine, kDescriptionBytes) != 0) {
+    if (problem.empty() && std::memcmp(theirs, mine, kCallDescriptionBytes) != 0) {
       problem = "peer calls with " + codecText(theirs + kExactHeaderBytes) + "; this rank with " +
                 codecText(mine + kExactHeaderBytes);
     }

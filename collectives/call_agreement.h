@@ -12,8 +12,12 @@
 
 #include "collectives/context.h"
 #include "collectives/message_kinds.h"
+#include "collectives/messages.h"
 
 namespace qccl::coll {
+
+// The description's size: an exact header and the codec's 16 bytes.
+constexpr size_t kCallDescriptionBytes = kExactHeaderBytes + 16;
 
 struct CallShape {
   MessageKind kind;  // which collective

@@ -10,9 +10,10 @@ size_t chunkBytes(const Context& context, size_t count, qcclDataType_t dtype) {
   return codec::encodedSize(context.codec, count, dtype);
 }
 
-size_t chunkUnit(const Context& context) {
-  return std::lcm(size_t(context.codec.block ? context.codec.block : 1),
-                  size_t(context.codec.rhtSize ? context.codec.rhtSize : 1));
+size_t chunkUnit(const Context& context) { return chunkUnit(context.codec); }
+
+size_t chunkUnit(const codec::CodecSpec& codec) {
+  return std::lcm(size_t(codec.block ? codec.block : 1), size_t(codec.rhtSize ? codec.rhtSize : 1));
 }
 
 CodecCall codecCall(const Context& context) {

@@ -20,6 +20,7 @@ struct EncodeRole {
 size_t chunkBytes(const Context& context, size_t count, qcclDataType_t dtype);
 // Block alignment for partitions: codec blocks and +rht runs stay whole.
 size_t chunkUnit(const Context& context);
+size_t chunkUnit(const codec::CodecSpec& codec);
 
 CodecCall codecCall(const Context& context);
 // The encode of count elements into the outBytes (= chunkBytes) at out. offset: the chunk's

@@ -3,12 +3,13 @@
 //
 //   qccl-perf [-b 1M] [-e 128M] [-f 2] [-i 1M] [-n 20] [-w 5] [-c 1] [-o sum] [-d float]
 //             [-C codec,...|all] [-T transport] [-a allreduce|reducescatter|allgather]
-//             [-B 1|0] [-J file.json] [--csv file.csv]
+//             [-B 1|0] [-J file.json] [--csv file.csv] [--model]
 //
 // Columns: nccl-tests' size, count, type, redop, time (us), algbw and busbw (GB/s), #wrong; then
 // codec, wire bytes per rank, compression ratio, relative L2 error, max error, and the baseline
 // (MPI_Allreduce / MPI_Reduce_scatter_block / MPI_Allgather under mpirun, else qccl's exact path)
-// with its time, busbw and the speedup. Exits non-zero when any #wrong is not 0.
+// with its time, busbw and the speedup; with --model, the cost model's prediction for the row
+// (qcclCommPredict) and measured / predicted. Exits non-zero when any #wrong is not 0.
 #include <qccl/qccl.h>
 #include <qccl/qccl_codec.h>
 
@@ -42,6 +43,7 @@ struct Options {
   std::string transport;
   Collective collective = Collective::AllReduce;
   bool baseline = true;
+  bool model = false;  // the cost model's prediction beside each measurement
   std::string jsonPath, csvPath;
 };
 
@@ -55,7 +57,7 @@ bool underMpi = false;
         "qccl-perf: %s\nusage: qccl-perf [-b min] [-e max] [-f factor] [-i step] [-n iters] "
         "[-w warmup] [-c 0|1] [-o sum|prod|min|max|avg] [-d float|half|bfloat16|double|int32|"
         "int8|uint8] [-C codec,...|all] [-T transport] [-a allreduce|reducescatter|allgather] "
-        "[-B 0|1] [-J file.json] [--csv file.csv]\n",
+        "[-B 0|1] [-J file.json] [--csv file.csv] [--model]\n",
         message.c_str());
   }
   std::exit(2);
@@ -150,6 +152,8 @@ Options parse(int argc, char** argv) {
       o.jsonPath = value();
     else if (a == "--csv")
       o.csvPath = value();
+    else if (a == "--model")
+      o.model = true;
     else if (a == "-B") {
       o.baseline = std::atoi(value().c_str()) != 0;
     } else if (a == "-a") {
@@ -343,6 +347,8 @@ struct Row {
   double wire, ratio, relError, maxError;
   double baseTime, baseBusbw, speedup;
   std::string baseName;
+  double model = 0;         // predicted seconds (--model), 0: not asked
+  size_t autoMinBytes = 0;  // the model's QCCL_MIN_BYTES=auto threshold for this codec
 };
 
 qcclResult_t runQccl(const Options& o, const Sizes& s, qcclComm_t comm, const void* send,
@@ -416,7 +422,7 @@ size_t crossover(const std::vector<Row>& rows, const std::string& codec, Faster 
 
 // Per codec, where compression starts to pay: against the baseline, and against qccl's own exact
 // path (the "none" rows), which is what QCCL_MIN_BYTES decides between.
-void printCrossovers(const std::vector<std::string>& codecs, const std::vector<Row>& rows) {
+void printCrossovers(const Options& o, const std::vector<Row>& rows) {
   std::map<size_t, double> exactTime;
   for (const Row& r : rows) {
     if (r.codec == "none") exactTime[r.bytes] = r.time;
@@ -425,13 +431,22 @@ void printCrossovers(const std::vector<std::string>& codecs, const std::vector<R
     return bytes ? std::to_string(bytes) + " bytes" : std::string("never (in this sweep)");
   };
   std::printf("# crossover: smallest size from which the codec is faster at every larger size\n");
-  std::printf("#   %-10s %-24s %s\n", "codec", "than the baseline", "than qccl exact");
-  for (const std::string& codec : codecs) {
+  std::printf("#   %-10s %-24s %-24s %s\n", "codec", "than the baseline", "than qccl exact",
+              o.model ? "QCCL_MIN_BYTES=auto" : "");
+  for (const std::string& codec : o.codecs) {
     if (codec == "none") continue;
     const size_t base = crossover(rows, codec, [](const Row& r) { return r.speedup >= 1.0; });
     const size_t exact =
         crossover(rows, codec, [&](const Row& r) { return r.time <= exactTime[r.bytes]; });
-    std::printf("#   %-10s %-24s %s\n", codec.c_str(), text(base).c_str(), text(exact).c_str());
+    std::string automatic;
+    for (const Row& r : rows) {
+      if (o.model && r.codec == codec) {
+        automatic =
+            r.autoMinBytes == SIZE_MAX ? "never" : std::to_string(r.autoMinBytes) + " bytes";
+      }
+    }
+    std::printf("#   %-10s %-24s %-24s %s\n", codec.c_str(), text(base).c_str(),
+                text(exact).c_str(), automatic.c_str());
   }
 }
 
@@ -467,9 +482,10 @@ int main(int argc, char** argv) {
                 !o.baseline   ? "off"
                 : mpiBaseline ? "MPI"
                               : "qccl exact");
-    std::printf("# %10s %12s %8s %6s %10s %10s %8s %8s %7s %13s %7s %9s %9s %10s %8s %8s\n", "size",
-                "count", "type", "redop", "codec", "time(us)", "algbw", "busbw", "#wrong",
-                "wire(B/rank)", "ratio", "relerr", "maxerr", "base(us)", "basebw", "speedup");
+    std::printf("# %10s %12s %8s %6s %10s %10s %8s %8s %7s %13s %7s %9s %9s %10s %8s %8s%s\n",
+                "size", "count", "type", "redop", "codec", "time(us)", "algbw", "busbw", "#wrong",
+                "wire(B/rank)", "ratio", "relerr", "maxerr", "base(us)", "basebw", "speedup",
+                o.model ? "  model(us) meas/model" : "");
     std::fflush(stdout);
   }
   std::vector<Row> rows;
@@ -513,6 +529,16 @@ int main(int argc, char** argv) {
       check(runQccl(o, s, comm, send.data(), recv.data(), &call), codec.c_str());
       check(qcclCommWireBytes(comm, &sentAfter, nullptr), "wire bytes");
       const double wire = double(sentAfter - sentBefore);
+      qcclPrediction_t predicted{};
+      if (o.model) {
+        // The exact prediction comes with any codec's; bf16 stands in for "none".
+        const size_t count = o.collective == Collective::AllReduce       ? s.count
+                             : o.collective == Collective::ReduceScatter ? s.recvCount
+                                                                         : s.sendCount;
+        check(qcclCommPredict(comm, collectiveName, count, o.dtype,
+                              codec == "none" ? "bf16" : codec.c_str(), &predicted),
+              "qcclCommPredict");
+      }
       const double time = timeCalls(comm, o, [&] {
         check(runQccl(o, s, comm, send.data(), recv.data(), &call), codec.c_str());
       });
@@ -521,6 +547,10 @@ int main(int argc, char** argv) {
         baseName = "exact";
       }
       Row row{bytes, s.count, codec, time, 0, 0, 0, wire, 0, 0, 0, baseTime, 0, 0, baseName};
+      if (o.model) {
+        row.model = codec == "none" ? predicted.exactSeconds : predicted.compressedSeconds;
+        row.autoMinBytes = predicted.autoMinBytes;
+      }
       row.algbw = double(s.count * width) / time / 1e9;
       row.busbw = row.algbw * sizesFor(o, bytes).busFactor;
       row.ratio = wire > 0 ? double(s.count * width) * sizesFor(o, bytes).busFactor / wire : 0;
@@ -573,11 +603,13 @@ int main(int argc, char** argv) {
       if (rank == 0) {
         std::printf(
             "  %10zu %12zu %8s %6s %10s %10.1f %8.3f %8.3f %7lld %13.0f %7.2f %9.2e %9.2e %10.1f "
-            "%8.3f %8.2f\n",
+            "%8.3f %8.2f",
             row.bytes, row.count, typeName(o.dtype),
             o.collective == Collective::AllGather ? "none" : opName(o.op), codec.c_str(),
             row.time * 1e6, row.algbw, row.busbw, row.wrong, row.wire, row.ratio, row.relError,
             row.maxError, row.baseTime * 1e6, row.baseBusbw, row.speedup);
+        if (o.model) std::printf("  %9.1f %11.2f", row.model * 1e6, row.time / row.model);
+        std::printf("\n");
         std::fflush(stdout);
       }
       rows.push_back(row);
@@ -585,21 +617,24 @@ int main(int argc, char** argv) {
     if (o.stepFactor <= 1 && o.stepBytes == 0) break;
   }
   if (rank == 0) {
-    printCrossovers(o.codecs, rows);
+    printCrossovers(o, rows);
     std::printf("# total #wrong: %lld\n", totalWrong);
     if (!o.csvPath.empty()) {
       FILE* f = openOutput(o.csvPath);
       {
-        std::fprintf(f,
-                     "collective,ranks,size,count,type,redop,codec,time_us,algbw,busbw,wrong,wire_"
-                     "bytes,ratio,relerr,maxerr,baseline,base_time_us,base_busbw,speedup\n");
+        std::fprintf(
+            f,
+            "collective,ranks,size,count,type,redop,codec,time_us,algbw,busbw,wrong,wire_"
+            "bytes,ratio,relerr,maxerr,baseline,base_time_us,base_busbw,speedup,model_us\n");
         for (const Row& r : rows) {
           std::fprintf(
               f,
-              "%s,%d,%zu,%zu,%s,%s,%s,%.3f,%.6f,%.6f,%lld,%.0f,%.4f,%.6e,%.6e,%s,%.3f,%.6f,%.4f\n",
+              "%s,%d,%zu,%zu,%s,%s,%s,%.3f,%.6f,%.6f,%lld,%.0f,%.4f,%.6e,%.6e,%s,%.3f,%.6f,%.4f,"
+              "%.3f\n",
               collectiveName, nranks, r.bytes, r.count, typeName(o.dtype), opName(o.op),
               r.codec.c_str(), r.time * 1e6, r.algbw, r.busbw, r.wrong, r.wire, r.ratio, r.relError,
-              r.maxError, r.baseName.c_str(), r.baseTime * 1e6, r.baseBusbw, r.speedup);
+              r.maxError, r.baseName.c_str(), r.baseTime * 1e6, r.baseBusbw, r.speedup,
+              r.model * 1e6);
         }
         std::fclose(f);
       }
@@ -620,10 +655,11 @@ int main(int argc, char** argv) {
                        "\"relerr\": %.6e, "
                        "\"maxerr\": %.6e, \"baseline\": \"%s\", \"base_time_us\": %.3f, "
                        "\"base_busbw\": %.6f, "
-                       "\"speedup\": %.4f}%s\n",
+                       "\"speedup\": %.4f, \"model_us\": %.3f}%s\n",
                        r.bytes, r.count, r.codec.c_str(), r.time * 1e6, r.algbw, r.busbw, r.wrong,
                        r.wire, r.ratio, r.relError, r.maxError, r.baseName.c_str(),
-                       r.baseTime * 1e6, r.baseBusbw, r.speedup, k + 1 < rows.size() ? "," : "");
+                       r.baseTime * 1e6, r.baseBusbw, r.speedup, r.model * 1e6,
+                       k + 1 < rows.size() ? "," : "");
         }
         std::fprintf(f, "]}\n");
         std::fclose(f);

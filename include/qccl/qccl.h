@@ -90,6 +90,8 @@ typedef struct {
  * value, else the default (docs/ENV.md). */
 #define QCCL_CONFIG_UNDEF_INT INT_MIN
 #define QCCL_CONFIG_UNDEF_SIZE SIZE_MAX
+/* minBytes: the cost model chooses per call (QCCL_MIN_BYTES=auto, the default). */
+#define QCCL_MIN_BYTES_AUTO (SIZE_MAX - 1)
 typedef struct {
   size_t size;
   unsigned int magic;
@@ -97,7 +99,7 @@ typedef struct {
   const char* codec;     /* codec spec, e.g. "fp8e4m3", "nvfp4+rht"; "none" = exact */
   const char* transport; /* "auto", "ucx", "mpi", "local" (ranks as threads of one process) */
   const char* algorithm; /* allreduce: "sra" (scatter-reduce-allgather), "ring", "hier" */
-  size_t minBytes;       /* messages smaller than this go exact */
+  size_t minBytes;       /* messages smaller than this go exact; QCCL_MIN_BYTES_AUTO */
   int errorFeedback;     /* 1 on, 0 off */
   int efDtype;           /* residual storage: qcclFloat32 or qcclBfloat16 */
   int timeoutMs;         /* the longest any wait may last before the call fails */
@@ -201,6 +203,24 @@ qcclResult_t qcclCommGetAsyncError(qcclComm_t comm, qcclResult_t* asyncError);
 /* qccl extension: the bytes this rank's collectives have sent and received so far (message
  * headers included), for bandwidth accounting. Either pointer may be NULL. */
 qcclResult_t qcclCommWireBytes(const qcclComm_t comm, uint64_t* sent, uint64_t* received);
+
+/* qccl extension: the cost model's prediction (docs/PERFORMANCE.md, "The cost model") for a
+ * collective of this shape on this communicator's host transport, compressed with `codec` (NULL:
+ * the communicator's) and exact, and the size of the larger buffer from which QCCL_MIN_BYTES=auto
+ * compresses such calls. collective: "allreduce", "reducescatter" or "allgather"; count as that
+ * collective takes it. The first prediction or auto-decided call for a codec on a communicator
+ * measures the link and this host's codec throughput: like a collective, every rank calls it at
+ * the same time, with the same arguments. */
+typedef struct {
+  double compressedSeconds;
+  double exactSeconds;
+  uint64_t compressedWireBytes; /* sent by the busiest rank, headers included */
+  uint64_t exactWireBytes;
+  size_t autoMinBytes; /* SIZE_MAX: the compressed call is never predicted faster */
+} qcclPrediction_t;
+qcclResult_t qcclCommPredict(qcclComm_t comm, const char* collective, size_t count,
+                             qcclDataType_t datatype, const char* codec,
+                             qcclPrediction_t* prediction);
 
 /* A static string naming the result code. */
 const char* qcclGetErrorString(qcclResult_t result);

@@ -1,4 +1,5 @@
 // The collectives: each packs its arguments and calls one runner in src/comm.
+#include "codecs/codec_error.h"
 #include "src/api/api_guard.h"
 #include "src/comm/collective_calls.h"
 
@@ -68,6 +69,28 @@ qcclResult_t qcclAlltoAll(const void* sendbuff, void* recvbuff, size_t count,
 
 qcclResult_t qcclBarrier(qcclComm_t comm, cudaStream_t stream) {
   return apiCall(__func__, [&] { qccl::runBarrier(qccl::usableComm(comm), stream); });
+}
+
+qcclResult_t qcclCommPredict(qcclComm_t comm, const char* collective, size_t count,
+                             qcclDataType_t datatype, const char* codec,
+                             qcclPrediction_t* prediction) {
+  return apiCall(__func__, [&] {
+    if (collective == nullptr || prediction == nullptr) {
+      qccl::throwError(qcclInvalidArgument, "%s is NULL",
+                       collective == nullptr ? "collective" : "prediction");
+    }
+    const CollectiveKind kind = qccl::parseCollectiveKind(collective);
+    qcclComm& c = qccl::usableComm(comm);
+    qccl::codec::CodecSpec spec = c.settings.codec;
+    if (codec != nullptr) {
+      try {
+        spec = qccl::codec::parseCodecSpec(codec);
+      } catch (const qccl::codec::CodecError& e) {
+        qccl::throwError(qcclInvalidArgument, "%s", e.what());
+      }
+    }
+    *prediction = qccl::predictCall(c, kind, count, datatype, spec);
+  });
 }
 
 }  // extern "C"

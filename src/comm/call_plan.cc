@@ -81,7 +81,7 @@ ExactReason exactReason(const Settings& settings, const CommShape& comm, const R
   if (call.kind != CollectiveKind::AllGather && call.op != qcclSum && call.op != qcclAvg) {
     return ExactReason::Op;
   }
-  if (bytes < settings.minBytes) return ExactReason::BelowMinBytes;
+  if (!settings.minBytesAuto && bytes < settings.minBytes) return ExactReason::BelowMinBytes;
   if (comm.nranks == 1 && !settings.compressOneRank) return ExactReason::SingleRank;
   return ExactReason::None;
 }
@@ -97,6 +97,7 @@ const char* describe(ExactReason reason) {
     case ExactReason::Dtype: return "dtype not fp32/bf16/fp16";
     case ExactReason::Op: return "op not Sum/Avg";
     case ExactReason::BelowMinBytes: return "below QCCL_MIN_BYTES";
+    case ExactReason::ModelPrefersExact: return "cost model: exact is faster at this size";
     case ExactReason::SingleRank: return "one rank";
   }
   return "?";
@@ -140,6 +141,12 @@ CallPlan planCall(const Settings& settings, const CommShape& comm, const Reducti
     plan.efSignature = signature | 1;
   }
   return plan;
+}
+
+void applyAutoMinBytes(CallPlan& plan, size_t threshold) {
+  if (!plan.compressed() || plan.bytes >= threshold) return;
+  plan.exactReason = ExactReason::ModelPrefersExact;
+  plan.errorFeedback = false;
 }
 
 }  // namespace qccl

@@ -28,13 +28,14 @@ struct ReductionCall {
 // Why a call goes exact (None: it is compressed).
 enum class ExactReason {
   None,
-  CodecNone,      // the codec is "none"
-  CallFlag,       // QCCL_CALL_EXACT
-  OpNotEnabled,   // QCCL_OPS leaves this collective out
-  Dtype,          // only fp32, bf16 and fp16 are compressed
-  Op,             // only Sum and Avg are compressed (Max, Min, Prod stay exact)
-  BelowMinBytes,  // smaller than QCCL_MIN_BYTES
-  SingleRank,     // nothing travels
+  CodecNone,          // the codec is "none"
+  CallFlag,           // QCCL_CALL_EXACT
+  OpNotEnabled,       // QCCL_OPS leaves this collective out
+  Dtype,              // only fp32, bf16 and fp16 are compressed
+  Op,                 // only Sum and Avg are compressed (Max, Min, Prod stay exact)
+  BelowMinBytes,      // smaller than QCCL_MIN_BYTES
+  ModelPrefersExact,  // QCCL_MIN_BYTES=auto: the cost model predicts exact faster at this size
+  SingleRank,         // nothing travels
 };
 
 const char* describe(ExactReason reason);
@@ -66,6 +67,11 @@ void checkBuffers(const void* send, const void* recv, size_t count, qcclDataType
 
 // Checks the arguments (throws Error(qcclInvalidArgument) naming what is wrong) and plans the
 // call. Pure: the same inputs give the same plan on every rank.
+// With QCCL_MIN_BYTES=auto the size test is left to applyAutoMinBytes.
 CallPlan planCall(const Settings& settings, const CommShape& comm, const ReductionCall& call);
+
+// QCCL_MIN_BYTES=auto: a compressed plan smaller than the cost model's threshold for its shape
+// (auto_min_bytes.h) goes exact.
+void applyAutoMinBytes(CallPlan& plan, size_t threshold);
 
 }  // namespace qccl

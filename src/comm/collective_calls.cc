@@ -45,12 +45,17 @@ struct RouteDevice {
 }  // namespace
 
 void runReduction(qcclComm& comm, const ReductionCall& call) {
-  const CallPlan plan = planCall(comm.settings, {comm.nranks, comm.hierGroupSize}, call);
+  CallPlan plan = planCall(comm.settings, {comm.nranks, comm.hierGroupSize}, call);
   guarded(comm, [&] {
     const CallRoute route = routeCall(comm, call.send, call.recv, call.stream);
     if (call.count == 0) return;
     RouteDevice current(route);
     coll::Context context = makeContext(comm, route, plan.codec, call.stream);
+    if (plan.compressed() && comm.settings.minBytesAuto) {
+      applyAutoMinBytes(plan, route.route == Route::Stream
+                                  ? kStreamAutoMinBytes
+                                  : comm.autoMinBytes.threshold(context, call.kind, call.dtype));
+    }
     if (plan.errorFeedback) {
       context.residuals =
           &comm.ef->forCall(plan.efKey, plan.efSignature, *context.executor, plan.efKeyDerived);
@@ -141,6 +146,30 @@ void runBarrier(qcclComm& comm, cudaStream_t stream) {
     coll::barrierStream(context);
     if (stream == nullptr) context.executor->fence();  // a host barrier: the peers got here
   });
+}
+
+qcclPrediction_t predictCall(qcclComm& comm, CollectiveKind kind, size_t count,
+                             qcclDataType_t dtype, const codec::CodecSpec& codec) {
+  if (codec.format == codec::Format::None) {
+    throwError(qcclInvalidArgument, "the cost model compares a codec with exact: codec is none");
+  }
+  if (dtype != qcclFloat32 && dtype != qcclBfloat16 && dtype != qcclFloat16) {
+    throwError(qcclInvalidArgument, "only fp32, bf16 and fp16 calls are compressed (dtype %d)",
+               int(dtype));
+  }
+  qcclPrediction_t out{};
+  guarded(comm, [&] {
+    if (!comm.transport || comm.nranks == 1) {
+      throwError(qcclInvalidUsage, "the cost model needs a host transport and more than one rank");
+    }
+    coll::Context context = makeContext(comm, {Route::Tagged, {}}, codec, nullptr);
+    const CostInputs in = comm.autoMinBytes.inputs(context);
+    const Prediction compressed = predictCompressed(in, kind, count, dtype, codec);
+    const Prediction exact = predictExact(in, kind, count, dtype);
+    out = {compressed.seconds, exact.seconds, compressed.wireBytes, exact.wireBytes,
+           comm.autoMinBytes.threshold(context, kind, dtype)};
+  });
+  return out;
 }
 
 }  // namespace qccl

@@ -13,5 +13,8 @@ void runBroadcast(qcclComm& comm, const void* send, void* recv, size_t count, qc
 void runAlltoall(qcclComm& comm, const void* send, void* recv, size_t count, qcclDataType_t dtype,
                  cudaStream_t stream);
 void runBarrier(qcclComm& comm, cudaStream_t stream);
+// qcclCommPredict: measures first if the communicator has not yet (a collective step).
+qcclPrediction_t predictCall(qcclComm& comm, CollectiveKind kind, size_t count,
+                             qcclDataType_t dtype, const codec::CodecSpec& codec);
 
 }  // namespace qccl

@@ -16,6 +16,9 @@ constexpr uint32_t kAllCollectives = collectiveBit(CollectiveKind::AllReduce) |
                                      collectiveBit(CollectiveKind::ReduceScatter) |
                                      collectiveBit(CollectiveKind::AllGather);
 
+// "allreduce", "reducescatter" or "allgather"; throws Error(qcclInvalidArgument) otherwise.
+CollectiveKind parseCollectiveKind(const std::string& name);
+
 // "allreduce,reducescatter,allgather" (any subset, or "all"); throws Error(qcclInvalidArgument)
 // naming an unknown entry.
 uint32_t parseCollectiveSet(const std::string& text);

@@ -26,7 +26,7 @@ constexpr size_t kMaxTombstones = 1024;
 
 struct Registry {
   std::mutex mutex;
-  std::set<const qcclComm*> comms;    // live and tombstones
+  std::set<const qcclComm*> comms;   // live and tombstones
   std::deque<qcclComm*> tombstones;  // oldest first
 };
 
@@ -60,10 +60,12 @@ qcclComm_t registerComm(std::unique_ptr<qcclComm> comm) {
   const Settings& settings = comm->settings;
   comm->ef = std::make_unique<ef::EfStore>(settings.efDtype);
   comm->magic = kCommMagic;
-  QCCL_INFO(kLogInit, "comm %p rank %d of %d: transport %s, codec %s, min bytes %zu, EF %s",
+  const std::string minBytes =
+      settings.minBytesAuto ? std::string("auto") : std::to_string(settings.minBytes);
+  QCCL_INFO(kLogInit, "comm %p rank %d of %d: transport %s, codec %s, min bytes %s, EF %s",
             static_cast<void*>(comm.get()), comm->rank, comm->nranks,
             comm->transport ? comm->transport->name() : comm->nccl->name(),
-            codec::codecName(settings.codec).c_str(), settings.minBytes,
+            codec::codecName(settings.codec).c_str(), minBytes.c_str(),
             settings.errorFeedback ? (settings.efDtype == qcclFloat32 ? "fp32" : "bf16") : "off");
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mutex);
@@ -96,6 +98,8 @@ qcclComm_t createComm(int nranks, const qcclUniqueId& id, int rank, const qcclCo
   // auto: whether device buffers use NCCL is settled at the first call on them.
   comm->ncclSettled = settings.transport != transport::TransportKind::Auto;
   comm->hierGroupSize = hierGroupSize(settings, hosts);
+  comm->autoMinBytes = AutoMinBytes(
+      int(std::count(hosts.begin(), hosts.end(), hosts.empty() ? "" : hosts[size_t(rank)])));
   return registerComm(std::move(comm));
 }
 

@@ -11,6 +11,7 @@
 
 #include "collectives/context.h"
 #include "qccl/qccl.h"
+#include "src/comm/auto_min_bytes.h"
 #include "src/comm/settings.h"
 #include "src/device/device_executor.h"
 #include "src/ef/ef_store.h"
@@ -27,7 +28,8 @@ struct qcclComm {
   int rank = 0;
   int nranks = 0;
   qccl::Settings settings;
-  int hierGroupSize = 0;  // 0: hier unavailable (uneven groups), sra is used instead
+  qccl::AutoMinBytes autoMinBytes;  // QCCL_MIN_BYTES=auto: measured at the first call needing it
+  int hierGroupSize = 0;            // 0: hier unavailable (uneven groups), sra is used instead
   uint64_t seed = 0;
   uint64_t sequence = 1;
   std::atomic<bool> aborted{false};

@@ -49,11 +49,16 @@ Settings resolveSettings(const qcclConfig_t* config) {
   }
   s.transport = transport::parseTransportKind(pick(c.transport, params::kTransport));
   s.algorithm = parseAlgorithm(pick(c.algorithm, params::kAlgo));
-  const int64_t minBytes =
-      c.minBytes != QCCL_CONFIG_UNDEF_SIZE ? int64_t(c.minBytes) : paramInt(params::kMinBytes);
-  if (minBytes < 0)
-    throwError(qcclInvalidArgument, "minimum bytes %lld is negative", (long long)minBytes);
-  s.minBytes = size_t(minBytes);
+  if (c.minBytes == QCCL_MIN_BYTES_AUTO ||
+      (c.minBytes == QCCL_CONFIG_UNDEF_SIZE && paramString(params::kMinBytes) == "auto")) {
+    s.minBytesAuto = true;
+  } else {
+    const int64_t minBytes =
+        c.minBytes != QCCL_CONFIG_UNDEF_SIZE ? int64_t(c.minBytes) : paramInt(params::kMinBytes);
+    if (minBytes < 0)
+      throwError(qcclInvalidArgument, "minimum bytes %lld is negative", (long long)minBytes);
+    s.minBytes = size_t(minBytes);
+  }
   s.compressedCollectives = parseCollectiveSet(paramString(params::kOps));
   s.compressOneRank = paramInt(params::kCompressOneRank) != 0;
   s.errorFeedback = (c.errorFeedback != QCCL_CONFIG_UNDEF_INT ? c.errorFeedback

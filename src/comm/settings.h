@@ -18,6 +18,7 @@ struct Settings {
   transport::TransportKind transport = transport::TransportKind::Auto;
   coll::AllreduceAlgorithm algorithm = coll::AllreduceAlgorithm::Sra;
   size_t minBytes = 0;
+  bool minBytesAuto = false;  // the cost model decides (auto_min_bytes.h); minBytes unused
   uint32_t compressedCollectives = kAllCollectives;  // QCCL_OPS
   bool compressOneRank = false;  // QCCL_COMPRESS_ONE_RANK: the codec path with nothing to send
   bool errorFeedback = true;

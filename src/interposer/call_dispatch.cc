@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "codecs/codec_spec.h"
+#include "src/comm/auto_min_bytes.h"
 #include "src/comm/collective_calls.h"
 #include "src/comm/comm.h"
 #include "src/comm/settings.h"
@@ -40,6 +41,8 @@ bool decide(const InterceptedComm& state, const ReductionCall& call, std::string
   CallPlan plan;
   try {
     plan = planCall(settings(), {state.nranks(), 0}, call);
+    // NCCL moves the bytes: QCCL_MIN_BYTES=auto is its fixed size there (auto_min_bytes.h).
+    if (settings().minBytesAuto) applyAutoMinBytes(plan, kStreamAutoMinBytes);
   } catch (const Error& e) {
     *decision = std::string("passed through: ") + e.what();
     return false;

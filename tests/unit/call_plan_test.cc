@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "src/comm/settings.h"
 #include "src/common/error.h"
 
 namespace qccl {
@@ -71,6 +72,24 @@ TEST(CallPlan, EachReasonToStayExact) {
   for (ExactReason r : {ExactReason::CodecNone, ExactReason::Op, ExactReason::BelowMinBytes}) {
     EXPECT_STRNE(describe(r), describe(ExactReason::None));
   }
+}
+
+TEST(CallPlan, AutoMinBytesLeavesTheSizeToTheModelsThreshold) {
+  Settings s = compressing();
+  s.minBytesAuto = true;  // minBytes (1024) no longer applies
+  CallPlan small = planCall(s, kFourRanks, call(CollectiveKind::AllReduce, 16));
+  EXPECT_TRUE(small.compressed());
+  EXPECT_TRUE(small.errorFeedback);
+  applyAutoMinBytes(small, 65);  // 64 bytes: below
+  EXPECT_EQ(small.exactReason, ExactReason::ModelPrefersExact);
+  EXPECT_FALSE(small.errorFeedback);
+  CallPlan large = planCall(s, kFourRanks, call(CollectiveKind::AllReduce, 16));
+  applyAutoMinBytes(large, 64);  // at the threshold: compressed
+  EXPECT_TRUE(large.compressed());
+  // A plan already exact for another reason keeps it.
+  CallPlan max = planCall(s, kFourRanks, call(CollectiveKind::AllReduce, 16, qcclFloat32, qcclMax));
+  applyAutoMinBytes(max, SIZE_MAX);
+  EXPECT_EQ(max.exactReason, ExactReason::Op);
 }
 
 TEST(CallPlan, SizeCountsTheWholeBufferAndAllgatherIgnoresTheOp) {
@@ -162,6 +181,18 @@ TEST(CollectiveSet, ParsesNamesAndRefusesOthers) {
             collectiveBit(CollectiveKind::AllReduce) | collectiveBit(CollectiveKind::AllGather));
   EXPECT_THROW(parseCollectiveSet("allreduce,broadcast"), Error);
   EXPECT_THROW(parseCollectiveSet(""), Error);
+  EXPECT_EQ(parseCollectiveKind("reducescatter"), CollectiveKind::ReduceScatter);
+  EXPECT_THROW(parseCollectiveKind("all"), Error);
+}
+
+TEST(Settings, MinBytesIsAutoUnlessASizeIsGiven) {
+  EXPECT_TRUE(resolveSettings(nullptr).minBytesAuto);  // the default (QCCL_MIN_BYTES unset here)
+  qcclConfig_t c = QCCL_CONFIG_INITIALIZER;
+  c.minBytes = 4096;
+  EXPECT_FALSE(resolveSettings(&c).minBytesAuto);
+  EXPECT_EQ(resolveSettings(&c).minBytes, 4096u);
+  c.minBytes = QCCL_MIN_BYTES_AUTO;
+  EXPECT_TRUE(resolveSettings(&c).minBytesAuto);
 }
 
 }  // namespace

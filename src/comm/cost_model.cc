@@ -1,0 +1,179 @@
+#include "src/comm/cost_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "codecs/codec.h"
+#include "collectives/call_agreement.h"
+#include "collectives/chunk_codec.h"
+#include "collectives/messages.h"
+#include "collectives/partition.h"
+#include "collectives/reduction.h"
+
+namespace qccl {
+
+namespace {
+
+// A chunk of `count` elements as the pipelined collectives send it: segments of whole codec
+// blocks, each its own encoded chunk.
+struct ChunkCost {
+  size_t bytes = 0;
+  size_t segments = 0;
+};
+
+ChunkCost chunkCost(const CostInputs& in, const codec::CodecSpec& codec, size_t count,
+                    qcclDataType_t dtype) {
+  const size_t unit = coll::chunkUnit(codec);
+  const size_t step = in.segmentElements == 0 ? std::max<size_t>(count, 1)
+                                              : std::max(unit, in.segmentElements / unit * unit);
+  ChunkCost c;
+  const size_t whole = count / step, rest = count % step;
+  if (whole > 0) c.bytes += whole * codec::encodedSize(codec, step, dtype);
+  if (rest > 0) c.bytes += codec::encodedSize(codec, rest, dtype);
+  c.segments = whole + (rest > 0 ? 1 : 0);
+  return c;
+}
+
+// Pipelined (compressed) calls overlap their CPU work with their exchanges but for one segment's
+// worth of the smaller of the two; the exact calls do one after the other.
+Prediction combine(double fixedSeconds, double wireSeconds, size_t wireBytes, double cpuSeconds,
+                   size_t segments) {
+  Prediction p;
+  p.wireBytes = wireBytes;
+  p.wireSeconds = wireSeconds;
+  p.cpuSeconds = cpuSeconds;
+  const double longer = std::max(wireSeconds, cpuSeconds);
+  const double shorter = std::min(wireSeconds, cpuSeconds);
+  p.seconds =
+      fixedSeconds + (segments == 0 ? longer + shorter : longer + shorter / double(segments));
+  return p;
+}
+
+}  // namespace
+
+size_t LinkCurve::probeBytes(int nranks, size_t point) {
+  static constexpr size_t kBytes[kPoints] = {8, 4 << 10, 16 << 10, 64 << 10, 512 << 10, 4 << 20};
+  constexpr size_t kMaxPerRank = size_t(8) << 20;
+  const size_t cap = std::max<size_t>(kMaxPerRank / size_t(std::max(nranks - 1, 1)), 64);
+  return std::min(kBytes[point], cap);
+}
+
+double LinkCurve::bytesPerSecond() const {
+  // From the first point to the last: one slow exchange in between (a stall) cannot skew it.
+  const size_t a = probeBytes(nranks, 0), b = probeBytes(nranks, kPoints - 1);
+  const double dt = seconds[kPoints - 1] - seconds[0];
+  const double peers = double(nranks - 1);
+  if (b <= a || dt <= 0) return peers * double(b) / seconds[kPoints - 1];
+  return peers * double(b - a) / dt;
+}
+
+double LinkCurve::exchangeSeconds(size_t bytesPerPeer) const {
+  size_t lo = 0;
+  while (lo + 1 < kPoints && probeBytes(nranks, lo + 1) <= bytesPerPeer) ++lo;
+  const size_t x0 = probeBytes(nranks, lo);
+  if (bytesPerPeer <= x0) return seconds[lo];
+  if (lo + 1 == kPoints) {
+    return seconds[lo] + double(bytesPerPeer - x0) * double(nranks - 1) / bytesPerSecond();
+  }
+  const size_t x1 = probeBytes(nranks, lo + 1);
+  const double f = double(bytesPerPeer - x0) / double(x1 - x0);
+  return seconds[lo] + f * (seconds[lo + 1] - seconds[lo]);
+}
+
+Prediction predictExact(const CostInputs& in, CollectiveKind kind, size_t count,
+                        qcclDataType_t dtype) {
+  const size_t n = size_t(in.nranks), width = coll::dataTypeSize(dtype);
+  const HostRates& r = in.rates;
+  switch (kind) {
+    case CollectiveKind::AllReduce: {
+      // Two exchanges: contributions to their owners, results from them; the busiest rank owns
+      // the first (largest) span.
+      const size_t mine = coll::partition(count, in.nranks, 1)[0].size();
+      const size_t others = count - mine, message = mine * width + coll::kExactHeaderBytes;
+      const size_t wire = (others + (n - 1) * mine) * width + 2 * (n - 1) * coll::kExactHeaderBytes;
+      const double cpu = double(others + (n - 1) * mine) / r.copy + double(n * mine) / r.reduce;
+      return combine(0, 2 * in.link.exchangeSeconds(message), wire, cpu, 0);
+    }
+    case CollectiveKind::ReduceScatter: {
+      const size_t message = count * width + coll::kExactHeaderBytes;
+      const double cpu = double((n - 1) * count) / r.copy + double(n * count) / r.reduce;
+      return combine(0, in.link.exchangeSeconds(message), (n - 1) * message, cpu, 0);
+    }
+    case CollectiveKind::AllGather: {
+      const size_t message = count * width + coll::kExactHeaderBytes;
+      const double cpu = double((n + 1) * count) / r.copy;
+      return combine(0, in.link.exchangeSeconds(message), (n - 1) * message, cpu, 0);
+    }
+  }
+  return {};
+}
+
+Prediction predictCompressed(const CostInputs& in, CollectiveKind kind, size_t count,
+                             qcclDataType_t dtype, const codec::CodecSpec& codec) {
+  const size_t n = size_t(in.nranks);
+  const HostRates& r = in.rates;
+  // Every compressed call first agrees on its shape: one small exchange.
+  const double agreement = in.link.exchangeSeconds(coll::kCallDescriptionBytes);
+  const size_t agreementBytes = (n - 1) * coll::kCallDescriptionBytes;
+  switch (kind) {
+    case CollectiveKind::AllReduce: {
+      // sra: each peer's chunk encoded and sent to it, the own chunk reduced, encoded once and
+      // sent to every peer; every chunk decoded (docs/ALGORITHMS.md).
+      const std::vector<coll::Span> spans =
+          coll::partition(count, in.nranks, coll::chunkUnit(codec));
+      size_t toOwners = 0;
+      for (size_t p = 1; p < n; ++p) toOwners += chunkCost(in, codec, spans[p].size(), dtype).bytes;
+      const ChunkCost mine = chunkCost(in, codec, spans[0].size(), qcclFloat32);
+      const size_t own = spans[0].size();
+      const double cpu = double(count) / r.encode + double((n - 1) * own + count) / r.decode +
+                         double(own) / r.reduce;
+      return combine(agreement, 2 * in.link.exchangeSeconds(mine.bytes),
+                     agreementBytes + toOwners + (n - 1) * mine.bytes, cpu, mine.segments);
+    }
+    case CollectiveKind::ReduceScatter: {
+      const ChunkCost share = chunkCost(in, codec, count, dtype);
+      const double cpu = double((n - 1) * count) / r.encode + double((n - 1) * count) / r.decode +
+                         double(count) / r.reduce + double(count) / r.copy;
+      return combine(agreement, in.link.exchangeSeconds(share.bytes),
+                     agreementBytes + (n - 1) * share.bytes, cpu, share.segments);
+    }
+    case CollectiveKind::AllGather: {
+      const ChunkCost shard = chunkCost(in, codec, count, dtype);
+      const double cpu = double(count) / r.encode + double(n * count) / r.decode;
+      return combine(agreement, in.link.exchangeSeconds(shard.bytes),
+                     agreementBytes + (n - 1) * shard.bytes, cpu, shard.segments);
+    }
+  }
+  return {};
+}
+
+size_t crossoverBytes(const CostInputs& in, CollectiveKind kind, qcclDataType_t dtype,
+                      const codec::CodecSpec& codec) {
+  const size_t width = coll::dataTypeSize(dtype);
+  const size_t perCount = width * (kind == CollectiveKind::AllReduce ? 1 : size_t(in.nranks));
+  // A margin for the model's error: compressed only where it is predicted clearly faster, so that
+  // near the crossover, where the two are close, calls stay exact (and keep their exact numerics).
+  constexpr double kMargin = 0.9;
+  auto compressedWins = [&](size_t bytes) {
+    const size_t count = std::max<size_t>(bytes / perCount, 1);
+    return predictCompressed(in, kind, count, dtype, codec).seconds <
+           kMargin * predictExact(in, kind, count, dtype).seconds;
+  };
+  // The smallest power of two from which every larger one wins, then the first winning size
+  // between it and the power below (the two curves cross once there).
+  constexpr int kFirst = 6, kLast = 40;
+  int from = kLast + 1;
+  for (int k = kLast; k >= kFirst && compressedWins(size_t(1) << k); --k) from = k;
+  if (from > kLast) return SIZE_MAX;
+  if (from == kFirst) return 0;
+  size_t lo = size_t(1) << (from - 1), hi = size_t(1) << from;  // lo loses, hi wins
+  while (hi - lo > perCount) {
+    const size_t mid = lo + (hi - lo) / 2;
+    (compressedWins(mid) ? hi : lo) = mid;
+  }
+  return hi / perCount * perCount;
+}
+
+}  // namespace qccl
