@@ -55,21 +55,28 @@ const float* received(Context& context, int p) {
 
 }  // namespace
 
+HierGroups hierGroups(const Group& whole, int groupSize) {
+  const int n = whole.size(), me = whole.me;
+  const int local = me % groupSize, groupIndex = me / groupSize;
+  HierGroups h;
+  for (int i = 0; i < groupSize; ++i) {
+    h.inside.ranks.push_back(whole.ranks[size_t(groupIndex * groupSize + i)]);
+  }
+  h.inside.me = local;
+  for (int g = 0; g < n / groupSize; ++g) {
+    h.across.ranks.push_back(whole.ranks[size_t(g * groupSize + local)]);
+  }
+  h.across.me = groupIndex;
+  return h;
+}
+
 void allreduceHier(Context& context, const ReduceArgs& a, int groupSize) {
   const int n = context.group.size(), me = context.group.me;
   if (groupSize <= 0 || n % groupSize != 0) {
     throwError(qcclInvalidArgument, "hier: %d ranks do not split into groups of %d", n, groupSize);
   }
-  const int groups = n / groupSize, local = me % groupSize, groupIndex = me / groupSize;
-  Group inside, across;
-  for (int i = 0; i < groupSize; ++i) {
-    inside.ranks.push_back(context.group.ranks[size_t(groupIndex * groupSize + i)]);
-  }
-  inside.me = local;
-  for (int g = 0; g < groups; ++g) {
-    across.ranks.push_back(context.group.ranks[size_t(g * groupSize + local)]);
-  }
-  across.me = groupIndex;
+  const int groups = n / groupSize, local = me % groupSize;
+  const auto [inside, across] = hierGroups(context.group, groupSize);
 
   const std::vector<Span> slices = partition(a.count, groupSize, chunkUnit(context));
   const Span mine = slices[size_t(local)];

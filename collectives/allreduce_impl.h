@@ -13,4 +13,12 @@ void allreduceSra(Context& context, const ReduceArgs& args);
 void allreduceRing(Context& context, const ReduceArgs& args);
 void allreduceHier(Context& context, const ReduceArgs& args, int groupSize);
 
+// hier's subgroups of `whole` (groupSize must divide its size): this rank's group of groupSize
+// consecutive ranks, and the ranks at this rank's place in every group.
+struct HierGroups {
+  Group inside;
+  Group across;
+};
+HierGroups hierGroups(const Group& whole, int groupSize);
+
 }  // namespace qccl::coll

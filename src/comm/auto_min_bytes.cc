@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "collectives/allreduce_impl.h"
 #include "src/comm/cost_calibration.h"
 #include "src/common/error.h"
 #include "src/common/log.h"
@@ -12,12 +13,6 @@
 namespace qccl {
 
 namespace {
-
-int usableCores() {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(CPU_COUNT(&set), 1);
-  return int(std::max(std::thread::hardware_concurrency(), 1u));
-}
 
 // The probes' bytes are not the application's: qcclCommWireBytes does not count them.
 struct WireUncounted {
@@ -27,45 +22,96 @@ struct WireUncounted {
   coll::WireCounters* saved;
 };
 
+int usableCores() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(CPU_COUNT(&set), 1);
+  return int(std::max(std::thread::hardware_concurrency(), 1u));
+}
+
+// The link curve measured by the ranks of `group` (a subgroup of the context's) among themselves.
+LinkCurve measureLinkOf(coll::Context& context, const coll::Group& group) {
+  const coll::Group whole = context.group;
+  context.group = group;
+  const LinkCurve link = measureLink(context);
+  context.group = whole;
+  return link;
+}
+
+std::string describeCurve(const LinkCurve& link) {
+  std::string text;
+  for (size_t k = 0; k < LinkCurve::kPoints; ++k) {
+    text += " " + std::to_string(LinkCurve::probeBytes(link.nranks, k)) + " B " +
+            std::to_string(int(link.seconds[k] * 1e6)) + " us;";
+  }
+  return text;
+}
+
+void logInputs(const std::string& codec, const CostInputs& in) {
+  QCCL_INFO(kLogColl,
+            "cost model for %s: exchanges%s link %.1f MB/s; per element (%d cores here) encode "
+            "%.2f ns, decode %.2f ns, reduce %.2f ns, copy %.2f ns",
+            codec.c_str(), describeCurve(in.link).c_str(), in.link.bytesPerSecond() / 1e6,
+            usableCores(), 1e9 / in.rates.encode, 1e9 / in.rates.decode, 1e9 / in.rates.reduce,
+            1e9 / in.rates.copy);
+  if (in.groupSize > 0) {
+    QCCL_INFO(kLogColl, "cost model, hier groups of %d: inside%s across%s", in.groupSize,
+              describeCurve(in.groupLink).c_str(), describeCurve(in.acrossLink).c_str());
+  }
+}
+
 }  // namespace
 
-CostInputs AutoMinBytes::inputs(coll::Context& context) {
-  const std::string name = codec::codecName(context.codec);
+CostInputs AutoMinBytes::shape(const coll::Context& context) const {
   CostInputs in;
   in.nranks = context.group.size();
   in.segmentElements = context.segmentElements;
-  auto known = rates_.find(name);
-  if (known != rates_.end() && link_) {
-    in.link = *link_;
-    in.rates = known->second;
-    return in;
-  }
+  in.algorithm = algorithm_;
+  in.groupSize = algorithm_ == coll::AllreduceAlgorithm::Hier ? groupSize_ : 0;
+  return in;
+}
+
+void AutoMinBytes::measure(coll::Context& context, const std::string& codec) {
   WireUncounted uncounted(context);
-  LinkCurve link = link_ ? *link_ : measureLink(context);
+  CostInputs in = shape(context);
+  if (link_) {
+    in.link = *link_;
+    in.groupLink = groupLink_;
+    in.acrossLink = acrossLink_;
+  } else {
+    in.link = measureLink(context);
+    if (in.groupSize > 0) {
+      const coll::HierGroups groups = coll::hierGroups(context.group, in.groupSize);
+      in.groupLink = measureLinkOf(context, groups.inside);
+      in.acrossLink = measureLinkOf(context, groups.across);
+    }
+  }
   // The kernels are timed alone on a core; in a call, the ranks of a host share its cores.
   const double share = std::min(1.0, double(usableCores()) / double(std::max(ranksOnHost_, 1)));
-  HostRates rates = measureHostRates(context.codec, context.segmentElements);
-  for (double* r : {&rates.encode, &rates.decode, &rates.reduce, &rates.copy}) *r *= share;
-  agreeOnCosts(context, context.codec, link, rates);
+  in.rates = measureHostRates(context.codec, context.segmentElements);
+  for (double* r : {&in.rates.encode, &in.rates.decode, &in.rates.reduce, &in.rates.copy}) {
+    *r *= share;
+  }
+  agreeOnCosts(context, context.codec, in);
   if (!context.usageError.empty()) {
     throwError(qcclInvalidUsage,
                "QCCL_MIN_BYTES=auto: measuring the link: %s (every rank must use auto)",
                context.usageError.c_str());
   }
-  std::string curve;
-  for (size_t k = 0; k < LinkCurve::kPoints; ++k) {
-    curve += " " + std::to_string(LinkCurve::probeBytes(link.nranks, k)) + " B " +
-             std::to_string(int(link.seconds[k] * 1e6)) + " us;";
-  }
-  QCCL_INFO(kLogColl,
-            "cost model for %s: exchanges%s link %.1f MB/s; per element (%d ranks on %d cores "
-            "here) encode %.2f ns, decode %.2f ns, reduce %.2f ns, copy %.2f ns",
-            name.c_str(), curve.c_str(), link.bytesPerSecond() / 1e6, ranksOnHost_, usableCores(),
-            1e9 / rates.encode, 1e9 / rates.decode, 1e9 / rates.reduce, 1e9 / rates.copy);
-  link_ = link;
-  rates_[name] = rates;
-  in.link = link;
-  in.rates = rates;
+  logInputs(codec, in);
+  link_ = in.link;
+  groupLink_ = in.groupLink;
+  acrossLink_ = in.acrossLink;
+  rates_[codec] = in.rates;
+}
+
+CostInputs AutoMinBytes::inputs(coll::Context& context) {
+  const std::string codec = codec::codecName(context.codec);
+  if (rates_.count(codec) == 0) measure(context, codec);
+  CostInputs in = shape(context);
+  in.link = *link_;
+  in.groupLink = groupLink_;
+  in.acrossLink = acrossLink_;
+  in.rates = rates_.at(codec);
   return in;
 }
 

@@ -29,8 +29,11 @@ constexpr size_t kStreamAutoMinBytes = 65536;
 
 class AutoMinBytes {
  public:
-  // ranksOnHost: the communicator's ranks on this host, which share its cores.
-  explicit AutoMinBytes(int ranksOnHost = 1) : ranksOnHost_(ranksOnHost) {}
+  // ranksOnHost: the communicator's ranks on this host, which share its cores; algorithm and
+  // groupSize: what its compressed allreduces run (call_plan.h's allreduceAlgorithm).
+  AutoMinBytes() = default;
+  AutoMinBytes(int ranksOnHost, coll::AllreduceAlgorithm algorithm, int groupSize)
+      : ranksOnHost_(ranksOnHost), algorithm_(algorithm), groupSize_(groupSize) {}
 
   // The threshold for calls of this kind and dtype with the context's codec; the first call of
   // a codec on the communicator measures (a collective step: its context must be a host one).
@@ -39,8 +42,14 @@ class AutoMinBytes {
   CostInputs inputs(coll::Context& context);
 
  private:
-  int ranksOnHost_;
+  CostInputs shape(const coll::Context& context) const;  // all but what is measured
+  void measure(coll::Context& context, const std::string& codec);
+
+  int ranksOnHost_ = 1;
+  coll::AllreduceAlgorithm algorithm_ = coll::AllreduceAlgorithm::Sra;
+  int groupSize_ = 0;
   std::optional<LinkCurve> link_;
+  LinkCurve groupLink_, acrossLink_;        // hier only
   std::map<std::string, HostRates> rates_;  // by codec name
   std::map<std::tuple<std::string, CollectiveKind, qcclDataType_t>, size_t> thresholds_;
 };

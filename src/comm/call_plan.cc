@@ -88,6 +88,14 @@ ExactReason exactReason(const Settings& settings, const CommShape& comm, const R
 
 }  // namespace
 
+coll::AllreduceAlgorithm allreduceAlgorithm(const Settings& settings, const CommShape& comm) {
+  if (comm.nranks == 1) return coll::AllreduceAlgorithm::Sra;
+  if (settings.algorithm == coll::AllreduceAlgorithm::Hier && comm.hierGroupSize == 0) {
+    return coll::AllreduceAlgorithm::Sra;
+  }
+  return settings.algorithm;
+}
+
 const char* describe(ExactReason reason) {
   switch (reason) {
     case ExactReason::None: return "compressed";
@@ -119,13 +127,11 @@ CallPlan planCall(const Settings& settings, const CommShape& comm, const Reducti
   plan.bytes = call.count * sendFactor * recvFactor * coll::dataTypeSize(call.dtype);
   plan.exactReason = exactReason(settings, comm, call, options, plan.bytes);
   plan.keepOwnShardExact = (options.flags & QCCL_CALL_KEEP_OWN_SHARD) != 0;
-  plan.algorithm = settings.algorithm;
+  plan.algorithm = allreduceAlgorithm(settings, comm);
   plan.hierGroupSize = comm.hierGroupSize;
-  if (plan.algorithm == coll::AllreduceAlgorithm::Hier && comm.hierGroupSize == 0) {
+  if (settings.algorithm == coll::AllreduceAlgorithm::Hier && comm.hierGroupSize == 0) {
     QCCL_WARN("hier: ranks do not split into even groups; using sra");
-    plan.algorithm = coll::AllreduceAlgorithm::Sra;
   }
-  if (comm.nranks == 1) plan.algorithm = coll::AllreduceAlgorithm::Sra;
   plan.errorFeedback =
       plan.compressed() && settings.errorFeedback && !(options.flags & QCCL_CALL_NO_EF);
   if (plan.errorFeedback) {

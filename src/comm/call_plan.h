@@ -65,6 +65,10 @@ struct CallPlan {
 void checkBuffers(const void* send, const void* recv, size_t count, qcclDataType_t dtype,
                   size_t sendFactor, size_t recvFactor);
 
+// The algorithm a communicator's compressed allreduces run: QCCL_ALGO, but sra where hier finds no
+// even groups or there is one rank.
+coll::AllreduceAlgorithm allreduceAlgorithm(const Settings& settings, const CommShape& comm);
+
 // Checks the arguments (throws Error(qcclInvalidArgument) naming what is wrong) and plans the
 // call. Pure: the same inputs give the same plan on every rank.
 // With QCCL_MIN_BYTES=auto the size test is left to applyAutoMinBytes.

@@ -7,6 +7,7 @@
 
 #include "collectives/collectives.h"
 #include "src/bootstrap/unique_id.h"
+#include "src/comm/call_plan.h"
 #include "src/common/error.h"
 #include "src/common/log.h"
 #include "src/common/siphash.h"
@@ -99,7 +100,8 @@ qcclComm_t createComm(int nranks, const qcclUniqueId& id, int rank, const qcclCo
   comm->ncclSettled = settings.transport != transport::TransportKind::Auto;
   comm->hierGroupSize = hierGroupSize(settings, hosts);
   comm->autoMinBytes = AutoMinBytes(
-      int(std::count(hosts.begin(), hosts.end(), hosts.empty() ? "" : hosts[size_t(rank)])));
+      int(std::count(hosts.begin(), hosts.end(), hosts.empty() ? "" : hosts[size_t(rank)])),
+      allreduceAlgorithm(settings, {nranks, comm->hierGroupSize}), comm->hierGroupSize);
   return registerComm(std::move(comm));
 }
 

@@ -101,37 +101,33 @@ HostRates measureHostRates(const codec::CodecSpec& codec, size_t segmentElements
   return rates;
 }
 
-void agreeOnCosts(coll::Context& context, const codec::CodecSpec& codec, LinkCurve& link,
-                  HostRates& rates) {
-  constexpr size_t kRates = 4, kFigures = LinkCurve::kPoints + kRates + 1;
+void agreeOnCosts(coll::Context& context, const codec::CodecSpec& codec, CostInputs& in) {
+  LinkCurve* const curves[] = {&in.link, &in.groupLink, &in.acrossLink};
+  double* const rates[] = {&in.rates.encode, &in.rates.decode, &in.rates.reduce, &in.rates.copy};
+  constexpr size_t kCurves = std::size(curves), kRates = std::size(rates);
+  constexpr size_t kFigures = kCurves * LinkCurve::kPoints + kRates + 1;  // and the codec's hash
   std::array<double, kFigures> mine{};
-  std::copy(link.seconds, link.seconds + LinkCurve::kPoints, mine.begin());
-  double* const mineRates = mine.data() + LinkCurve::kPoints;
-  mineRates[0] = rates.encode;
-  mineRates[1] = rates.decode;
-  mineRates[2] = rates.reduce;
-  mineRates[3] = rates.copy;
+  double* next = mine.data();
+  for (const LinkCurve* c : curves)
+    next = std::copy(c->seconds, c->seconds + LinkCurve::kPoints, next);
+  for (const double* r : rates) *next++ = *r;
   const uint64_t hash = nameHash(codec::codecName(codec));
-  std::memcpy(&mine[kFigures - 1], &hash, sizeof hash);
+  std::memcpy(next, &hash, sizeof hash);
   const size_t n = size_t(context.group.size());
   std::vector<std::array<double, kFigures>> all(n);
   coll::exchangeWithAll(context, mine.data(), sizeof mine, reinterpret_cast<uint8_t*>(all.data()));
   all[size_t(context.group.me)] = mine;
   for (size_t p = 0; p < n; ++p) {
-    const std::array<double, kFigures>& f = all[p];
-    if (std::memcmp(&f[kFigures - 1], &hash, sizeof hash) != 0) {
+    const double* theirs = all[p].data();
+    if (std::memcmp(theirs + kFigures - 1, &hash, sizeof hash) != 0) {
       throwError(qcclInvalidUsage,
-                 "QCCL_MIN_BYTES=auto: rank %d measures codec %s's costs with "
-                 "a different codec",
+                 "QCCL_MIN_BYTES=auto: rank %d measures codec %s's costs with a different codec",
                  context.group.ranks[p], codec::codecName(codec).c_str());
     }
-    for (size_t k = 0; k < LinkCurve::kPoints; ++k)
-      link.seconds[k] = std::max(link.seconds[k], f[k]);
-    const double* theirs = f.data() + LinkCurve::kPoints;
-    rates.encode = std::min(rates.encode, theirs[0]);
-    rates.decode = std::min(rates.decode, theirs[1]);
-    rates.reduce = std::min(rates.reduce, theirs[2]);
-    rates.copy = std::min(rates.copy, theirs[3]);
+    for (LinkCurve* c : curves) {
+      for (double& s : c->seconds) s = std::max(s, *theirs++);
+    }
+    for (double* r : rates) *r = std::min(*r, *theirs++);
   }
 }
 

@@ -20,9 +20,8 @@ LinkCurve measureLink(coll::Context& context);
 HostRates measureHostRates(const codec::CodecSpec& codec, size_t segmentElements);
 
 // Every rank's figures in, the same figures out on every rank: the longest time at each point of
-// the link curve, the lowest of each host rate. `codec` must be the same on every rank
+// each link curve, the lowest of each host rate. `codec` must be the same on every rank
 // (qcclInvalidUsage otherwise).
-void agreeOnCosts(coll::Context& context, const codec::CodecSpec& codec, LinkCurve& link,
-                  HostRates& rates);
+void agreeOnCosts(coll::Context& context, const codec::CodecSpec& codec, CostInputs& in);
 
 }  // namespace qccl

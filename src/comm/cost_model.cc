@@ -70,6 +70,7 @@ double LinkCurve::bytesPerSecond() const {
 }
 
 double LinkCurve::exchangeSeconds(size_t bytesPerPeer) const {
+  if (nranks <= 1) return 0;  // no peers: nothing is exchanged
   size_t lo = 0;
   while (lo + 1 < kPoints && probeBytes(nranks, lo + 1) <= bytesPerPeer) ++lo;
   const size_t x0 = probeBytes(nranks, lo);
@@ -81,6 +82,79 @@ double LinkCurve::exchangeSeconds(size_t bytesPerPeer) const {
   const double f = double(bytesPerPeer - x0) / double(x1 - x0);
   return seconds[lo] + f * (seconds[lo + 1] - seconds[lo]);
 }
+
+namespace {
+
+// sra: each peer's chunk encoded and sent to it, the own chunk reduced, encoded once and sent
+// to every peer; every chunk decoded (docs/ALGORITHMS.md). The busiest rank owns the first
+// (largest) chunk.
+Prediction sraAllreduce(const CostInputs& in, size_t count, qcclDataType_t dtype,
+                        const codec::CodecSpec& codec) {
+  const size_t n = size_t(in.nranks);
+  const HostRates& r = in.rates;
+  const std::vector<coll::Span> spans = coll::partition(count, in.nranks, coll::chunkUnit(codec));
+  size_t toOwners = 0;
+  for (size_t p = 1; p < n; ++p) toOwners += chunkCost(in, codec, spans[p].size(), dtype).bytes;
+  const ChunkCost mine = chunkCost(in, codec, spans[0].size(), qcclFloat32);
+  const size_t own = spans[0].size();
+  const double cpu =
+      double(count) / r.encode + double((n - 1) * own + count) / r.decode + double(own) / r.reduce;
+  return combine(
+      in.link.exchangeSeconds(coll::kCallDescriptionBytes), 2 * in.link.exchangeSeconds(mine.bytes),
+      (n - 1) * coll::kCallDescriptionBytes + toOwners + (n - 1) * mine.bytes, cpu, mine.segments);
+}
+
+// ring: 2(n-1) steps, each waiting for the one before: a chunk to the right neighbour (as many
+// bytes out as an exchange of chunk / (n-1) with every peer), decoded, added and re-encoded in
+// the reduce-scatter half, forwarded as it is in the allgather half; every chunk decoded at the
+// end. Rank r sends every chunk but r+1 in the first half and every chunk but r+2 in the second.
+Prediction ringAllreduce(const CostInputs& in, size_t count, const codec::CodecSpec& codec) {
+  const size_t n = size_t(in.nranks);
+  const HostRates& r = in.rates;
+  const std::vector<coll::Span> spans = coll::partition(count, in.nranks, coll::chunkUnit(codec));
+  std::vector<size_t> bytes(n);
+  size_t total = 0;
+  for (size_t c = 0; c < n; ++c)
+    total += bytes[c] = codec::encodedSize(codec, spans[c].size(), qcclFloat32);
+  size_t busiest = 0;
+  for (size_t me = 0; me < n; ++me) {
+    busiest = std::max(busiest, 2 * total - bytes[(me + 1) % n] - bytes[(me + 2) % n]);
+  }
+  const size_t step = bytes[0];
+  const double wire = 2 * double(n - 1) * in.link.exchangeSeconds(step / (n - 1));
+  const double perChunk = double(spans[0].size());
+  const double cpu = double(count) / r.copy + double(n - 1) * perChunk / r.encode +
+                     double(n - 1) * perChunk * (1 / r.decode + 1 / r.copy) + perChunk / r.encode +
+                     double(count) / r.decode;
+  return combine(0, wire, busiest, cpu, 0);
+}
+
+// hier: an exact reduce-scatter of fp32 slices inside the group, sra of the slice across groups
+// (among the ranks holding it), an exact allgather inside the group, one after the other. The
+// busiest rank holds the first (largest) slice in the first group.
+Prediction hierAllreduce(const CostInputs& in, size_t count, const codec::CodecSpec& codec) {
+  const size_t g = size_t(in.groupSize);
+  const HostRates& r = in.rates;
+  const std::vector<coll::Span> slices =
+      coll::partition(count, in.groupSize, coll::chunkUnit(codec));
+  const size_t mine = slices[0].size(), message = 4 * mine + coll::kExactHeaderBytes;
+  CostInputs across = in;
+  across.nranks = in.nranks / in.groupSize;
+  across.link = in.acrossLink;
+  const Prediction inter =  // one group: its slice is the sum already
+      across.nranks > 1 ? sraAllreduce(across, mine, qcclFloat32, codec) : Prediction{};
+  const size_t inside = (4 * (count - mine) + (g - 1) * coll::kExactHeaderBytes) +
+                        (g - 1) * message;  // slices out, then the reduced slice to every member
+  const double cpu = double(3 * count + 2 * (g - 1) * mine) / r.copy + double(g * mine) / r.reduce;
+  Prediction p = combine(0, 2 * in.groupLink.exchangeSeconds(message), inside, cpu, 0);
+  p.seconds += inter.seconds;
+  p.wireSeconds += inter.wireSeconds;
+  p.cpuSeconds += inter.cpuSeconds;
+  p.wireBytes += inter.wireBytes;
+  return p;
+}
+
+}  // namespace
 
 Prediction predictExact(const CostInputs& in, CollectiveKind kind, size_t count,
                         qcclDataType_t dtype) {
@@ -118,20 +192,12 @@ Prediction predictCompressed(const CostInputs& in, CollectiveKind kind, size_t c
   const double agreement = in.link.exchangeSeconds(coll::kCallDescriptionBytes);
   const size_t agreementBytes = (n - 1) * coll::kCallDescriptionBytes;
   switch (kind) {
-    case CollectiveKind::AllReduce: {
-      // sra: each peer's chunk encoded and sent to it, the own chunk reduced, encoded once and
-      // sent to every peer; every chunk decoded (docs/ALGORITHMS.md).
-      const std::vector<coll::Span> spans =
-          coll::partition(count, in.nranks, coll::chunkUnit(codec));
-      size_t toOwners = 0;
-      for (size_t p = 1; p < n; ++p) toOwners += chunkCost(in, codec, spans[p].size(), dtype).bytes;
-      const ChunkCost mine = chunkCost(in, codec, spans[0].size(), qcclFloat32);
-      const size_t own = spans[0].size();
-      const double cpu = double(count) / r.encode + double((n - 1) * own + count) / r.decode +
-                         double(own) / r.reduce;
-      return combine(agreement, 2 * in.link.exchangeSeconds(mine.bytes),
-                     agreementBytes + toOwners + (n - 1) * mine.bytes, cpu, mine.segments);
-    }
+    case CollectiveKind::AllReduce:
+      if (in.algorithm == coll::AllreduceAlgorithm::Ring) return ringAllreduce(in, count, codec);
+      if (in.algorithm == coll::AllreduceAlgorithm::Hier && in.groupSize > 0) {
+        return hierAllreduce(in, count, codec);
+      }
+      return sraAllreduce(in, count, dtype, codec);
     case CollectiveKind::ReduceScatter: {
       const ChunkCost share = chunkCost(in, codec, count, dtype);
       const double cpu = double((n - 1) * count) / r.encode + double((n - 1) * count) / r.decode +

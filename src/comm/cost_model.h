@@ -9,6 +9,7 @@
 #include <cstddef>
 
 #include "codecs/codec_spec.h"
+#include "collectives/collectives.h"
 #include "qccl/qccl.h"
 #include "src/comm/collective_kind.h"
 
@@ -42,6 +43,12 @@ struct CostInputs {
   LinkCurve link;
   HostRates rates;
   size_t segmentElements = 0;  // QCCL_SEGMENT_BYTES / 4; 0: not pipelined
+  coll::AllreduceAlgorithm algorithm = coll::AllreduceAlgorithm::Sra;  // compressed allreduces
+  // hier: ranks per group, and exchanges inside a group and among the ranks that hold the same
+  // slice in every group (the link curves of those subgroups).
+  int groupSize = 0;
+  LinkCurve groupLink;
+  LinkCurve acrossLink;
 };
 
 struct Prediction {

@@ -3,6 +3,7 @@
 // derives the same threshold, and calls go compressed or exact by it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -64,6 +65,32 @@ TEST(AutoMinBytes, PredictedWireBytesAreWhatTheCollectivesSend) {
       }
     }
   });
+}
+
+// Ring and hier (groups of 2) change the allreduce's messages; the model follows them.
+TEST(AutoMinBytes, PredictedWireBytesFollowTheAllreduceAlgorithm) {
+  for (const char* algorithm : {"ring", "hier"}) {
+    CommOptions options;
+    options.codec = "fp8e4m3";
+    options.algorithm = algorithm;
+    options.groupSize = 2;
+    runRanks(kRanks, options, [&](int rank, qcclComm_t comm) {
+      for (const char* codec : {"fp8e4m3", "nvfp4"}) {
+        for (size_t count : {size_t(1000), size_t(300001)}) {
+          qcclPrediction_t p{};
+          ASSERT_EQ(qcclCommPredict(comm, "allreduce", count, qcclFloat32, codec, &p), qcclSuccess)
+              << qcclGetLastError(comm);
+          const uint64_t sent = callSends(comm, "allreduce", count, codec);
+          std::vector<uint64_t> all(kRanks);
+          ASSERT_EQ(qcclAllGather(&sent, all.data(), 1, qcclUint64, comm, nullptr), qcclSuccess);
+          if (rank == 0) {  // the model describes the busiest rank
+            EXPECT_EQ(p.compressedWireBytes, *std::max_element(all.begin(), all.end()))
+                << algorithm << " " << codec << " " << count;
+          }
+        }
+      }
+    });
+  }
 }
 
 TEST(AutoMinBytes, AutoThresholdIsTheSameOnEveryRankAndDecidesEachCall) {

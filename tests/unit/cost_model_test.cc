@@ -92,6 +92,39 @@ TEST(CostModel, CompressedWireBytesFollowTheCodecsChunks) {
   EXPECT_LT(ratio, 4.0);
 }
 
+TEST(CostModel, HierSendsExactSlicesInsideGroupsAndCompressesAcross) {
+  CostInputs hier = inputs(4, 100e-6, 125e6, 1e9);
+  hier.algorithm = coll::AllreduceAlgorithm::Hier;
+  hier.groupSize = 2;
+  hier.groupLink = straightLink(2, 10e-6, 10e9);     // inside a host: fast
+  hier.acrossLink = straightLink(2, 100e-6, 125e6);  // across hosts: the slow link
+  const size_t count = 1 << 22;                      // 16 MiB of fp32: slices of 8 MiB
+  const Prediction p = predictCompressed(hier, CollectiveKind::AllReduce, count, qcclFloat32, kFp8);
+  CostInputs across = inputs(2, 100e-6, 125e6, 1e9);
+  const Prediction inter =
+      predictCompressed(across, CollectiveKind::AllReduce, count / 2, qcclFloat32, kFp8);
+  const size_t slice = 4 * (count / 2) + 16;  // one exact slice each way inside the group
+  EXPECT_EQ(p.wireBytes, 2 * slice + inter.wireBytes);
+  EXPECT_GT(p.seconds, inter.seconds);
+  // Against sra over the slow link between all four: half the compressed bytes cross it.
+  const Prediction sra = predictCompressed(inputs(4, 100e-6, 125e6, 1e9), CollectiveKind::AllReduce,
+                                           count, qcclFloat32, kFp8);
+  EXPECT_LT(p.seconds, sra.seconds);
+}
+
+TEST(CostModel, RingWaitsForEveryStep) {
+  CostInputs ring = inputs(4, 100e-6, 125e6, 1e9);
+  ring.algorithm = coll::AllreduceAlgorithm::Ring;
+  const size_t count = 1 << 22;
+  const Prediction p = predictCompressed(ring, CollectiveKind::AllReduce, count, qcclFloat32, kFp8);
+  const Prediction sra = predictCompressed(inputs(4, 100e-6, 125e6, 1e9), CollectiveKind::AllReduce,
+                                           count, qcclFloat32, kFp8);
+  // The same bytes but for sra's agreement and segment headers; six latencies, nothing overlapped.
+  EXPECT_NEAR(double(p.wireBytes), double(sra.wireBytes), 0.001 * double(sra.wireBytes));
+  EXPECT_NEAR(p.seconds, p.wireSeconds + p.cpuSeconds, 1e-12);
+  EXPECT_GT(p.seconds, sra.seconds);
+}
+
 TEST(CostModel, ASlowLinkMakesCompressionPayAtSmallerSizes) {
   const size_t slow =
       crossoverBytes(inputs(4, 100e-6, 30e6, 1e9), CollectiveKind::AllReduce, qcclFloat32, kFp8);
