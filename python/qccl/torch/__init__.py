@@ -31,7 +31,7 @@ class Options:
     codec: Optional[str] = None  # "fp8e4m3", "nvfp4+rht", ... ; "none": exact
     transport: Optional[str] = None  # "auto", "ucx", "mpi"
     algorithm: Optional[str] = None  # allreduce: "sra", "ring", "hier"
-    min_bytes: Optional[int] = None  # smaller calls go exact
+    min_bytes: Optional[int] = None  # smaller calls go exact; None: QCCL_MIN_BYTES (auto)
     error_feedback: Optional[bool] = None
     ef_dtype: Optional[str] = None  # residuals: "fp32" or "bf16"
 
