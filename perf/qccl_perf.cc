@@ -440,7 +440,7 @@ void printCrossovers(const Options& o, const std::vector<Row>& rows) {
         crossover(rows, codec, [&](const Row& r) { return r.time <= exactTime[r.bytes]; });
     std::string automatic;
     for (const Row& r : rows) {
-      if (o.model && r.codec == codec) {
+      if (r.model > 0 && r.codec == codec) {
         automatic =
             r.autoMinBytes == SIZE_MAX ? "never" : std::to_string(r.autoMinBytes) + " bytes";
       }
@@ -530,7 +530,11 @@ int main(int argc, char** argv) {
       check(qcclCommWireBytes(comm, &sentAfter, nullptr), "wire bytes");
       const double wire = double(sentAfter - sentBefore);
       qcclPrediction_t predicted{};
-      if (o.model) {
+      // The model compares compressed with exact: only for dtypes that compress, with peers.
+      const bool modelled =
+          o.model && nranks > 1 &&
+          (o.dtype == qcclFloat32 || o.dtype == qcclBfloat16 || o.dtype == qcclFloat16);
+      if (modelled) {
         // The exact prediction comes with any codec's; bf16 stands in for "none".
         const size_t count = o.collective == Collective::AllReduce       ? s.count
                              : o.collective == Collective::ReduceScatter ? s.recvCount
@@ -547,7 +551,7 @@ int main(int argc, char** argv) {
         baseName = "exact";
       }
       Row row{bytes, s.count, codec, time, 0, 0, 0, wire, 0, 0, 0, baseTime, 0, 0, baseName};
-      if (o.model) {
+      if (modelled) {
         row.model = codec == "none" ? predicted.exactSeconds : predicted.compressedSeconds;
         row.autoMinBytes = predicted.autoMinBytes;
       }
@@ -608,7 +612,11 @@ int main(int argc, char** argv) {
             o.collective == Collective::AllGather ? "none" : opName(o.op), codec.c_str(),
             row.time * 1e6, row.algbw, row.busbw, row.wrong, row.wire, row.ratio, row.relError,
             row.maxError, row.baseTime * 1e6, row.baseBusbw, row.speedup);
-        if (o.model) std::printf("  %9.1f %11.2f", row.model * 1e6, row.time / row.model);
+        if (row.model > 0) {
+          std::printf("  %9.1f %11.2f", row.model * 1e6, row.time / row.model);
+        } else if (o.model) {
+          std::printf("  %9s %11s", "-", "-");
+        }
         std::printf("\n");
         std::fflush(stdout);
       }
