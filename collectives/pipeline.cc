@@ -6,11 +6,13 @@
 
 namespace qccl::coll {
 
+size_t segmentStep(size_t count, size_t segmentElements, size_t unit) {
+  if (segmentElements == 0) return std::max<size_t>(count, 1);
+  return std::max(unit, segmentElements / unit * unit);
+}
+
 Segments::Segments(const Context& context, Span whole, qcclDataType_t dtype) {
-  const size_t unit = chunkUnit(context);
-  const size_t step = context.segmentElements == 0
-                          ? std::max<size_t>(whole.size(), 1)  // not segmented
-                          : std::max(unit, context.segmentElements / unit * unit);
+  const size_t step = segmentStep(whole.size(), context.segmentElements, chunkUnit(context));
   offsets_.push_back(0);
   for (size_t begin = whole.begin; begin < whole.end; begin += step) {
     const Span s{begin, std::min(whole.end, begin + step)};

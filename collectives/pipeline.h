@@ -33,6 +33,11 @@ class Segments {
   std::vector<size_t> offsets_;  // size() + 1 entries
 };
 
+// Elements per segment of a chunk of `count` elements: segmentElements rounded down to whole
+// units (codec blocks; at least one unit); segmentElements 0: the whole chunk, unsegmented. The
+// cost model (src/comm/cost_model.cc) counts segments by the same rule.
+size_t segmentStep(size_t count, size_t segmentElements, size_t unit);
+
 // Calls `step` (true when it did something) until `finished`, pacing the loop with a Backoff;
 // `awaited` names the messages still pending for a timeout's message.
 void runUntil(const Context& context, const std::function<bool()>& step,

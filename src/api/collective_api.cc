@@ -1,5 +1,5 @@
 // The collectives: each packs its arguments and calls one runner in src/comm.
-#include "codecs/codec_error.h"
+#include "codecs/codec_spec.h"
 #include "src/api/api_guard.h"
 #include "src/comm/collective_calls.h"
 
@@ -81,15 +81,9 @@ qcclResult_t qcclCommPredict(qcclComm_t comm, const char* collective, size_t cou
     }
     const CollectiveKind kind = qccl::parseCollectiveKind(collective);
     qcclComm& c = qccl::usableComm(comm);
-    qccl::codec::CodecSpec spec = c.settings.codec;
-    if (codec != nullptr) {
-      try {
-        spec = qccl::codec::parseCodecSpec(codec);
-      } catch (const qccl::codec::CodecError& e) {
-        qccl::throwError(qcclInvalidArgument, "%s", e.what());
-      }
-    }
-    *prediction = qccl::predictCall(c, kind, count, datatype, spec);
+    // A spec that does not parse throws CodecError, which apiCall reports as it says.
+    *prediction = qccl::predictCall(c, kind, count, datatype,
+                                    codec ? qccl::codec::parseCodecSpec(codec) : c.settings.codec);
   });
 }
 

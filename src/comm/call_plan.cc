@@ -75,9 +75,7 @@ ExactReason exactReason(const Settings& settings, const CommShape& comm, const R
   if (!(settings.compressedCollectives & collectiveBit(call.kind))) {
     return ExactReason::OpNotEnabled;
   }
-  if (call.dtype != qcclFloat32 && call.dtype != qcclBfloat16 && call.dtype != qcclFloat16) {
-    return ExactReason::Dtype;
-  }
+  if (!compressibleDtype(call.dtype)) return ExactReason::Dtype;
   if (call.kind != CollectiveKind::AllGather && call.op != qcclSum && call.op != qcclAvg) {
     return ExactReason::Op;
   }
@@ -94,6 +92,10 @@ coll::AllreduceAlgorithm allreduceAlgorithm(const Settings& settings, const Comm
     return coll::AllreduceAlgorithm::Sra;
   }
   return settings.algorithm;
+}
+
+bool compressibleDtype(qcclDataType_t dtype) {
+  return dtype == qcclFloat32 || dtype == qcclBfloat16 || dtype == qcclFloat16;
 }
 
 const char* describe(ExactReason reason) {

@@ -40,6 +40,9 @@ enum class ExactReason {
 
 const char* describe(ExactReason reason);
 
+// The dtypes a call may be compressed from: fp32, bf16, fp16.
+bool compressibleDtype(qcclDataType_t dtype);
+
 // What the communicator brings to the decision.
 struct CommShape {
   int nranks;

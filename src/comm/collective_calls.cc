@@ -153,7 +153,7 @@ qcclPrediction_t predictCall(qcclComm& comm, CollectiveKind kind, size_t count,
   if (codec.format == codec::Format::None) {
     throwError(qcclInvalidArgument, "the cost model compares a codec with exact: codec is none");
   }
-  if (dtype != qcclFloat32 && dtype != qcclBfloat16 && dtype != qcclFloat16) {
+  if (!compressibleDtype(dtype)) {
     throwError(qcclInvalidArgument, "only fp32, bf16 and fp16 calls are compressed (dtype %d)",
                int(dtype));
   }

@@ -10,8 +10,10 @@
 #include "codecs/codec.h"
 #include "collectives/chunk_codec.h"
 #include "collectives/phase.h"
+#include "collectives/pipeline.h"
 #include "collectives/reduction.h"
 #include "src/common/error.h"
+#include "src/common/siphash.h"
 
 namespace qccl {
 
@@ -37,9 +39,8 @@ double medianSeconds(int times, Body&& body) {
 }
 
 uint64_t nameHash(const std::string& name) {
-  uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a
-  for (unsigned char c : name) h = (h ^ c) * 0x100000001b3ull;
-  return h;
+  constexpr uint8_t kKey[16] = {};  // a fingerprint, not a secret
+  return sipHash24(kKey, name.data(), name.size());
 }
 
 }  // namespace
@@ -70,8 +71,8 @@ LinkCurve measureLink(coll::Context& context) {
 }
 
 HostRates measureHostRates(const codec::CodecSpec& codec, size_t segmentElements) {
-  const size_t unit = coll::chunkUnit(codec);
-  const size_t count = std::max(unit, (segmentElements ? segmentElements : 1 << 18) / unit * unit);
+  const size_t count =
+      coll::segmentStep(0, segmentElements ? segmentElements : 1 << 18, coll::chunkUnit(codec));
   // Gradient-like values: smooth with a spread of magnitudes, no zeros.
   std::vector<float> input(count), residual(count, 0.0f), acc(count, 0.0f), copy(count);
   for (size_t i = 0; i < count; ++i) {

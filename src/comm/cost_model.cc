@@ -10,6 +10,7 @@
 #include "collectives/chunk_codec.h"
 #include "collectives/messages.h"
 #include "collectives/partition.h"
+#include "collectives/pipeline.h"
 #include "collectives/reduction.h"
 
 namespace qccl {
@@ -25,9 +26,7 @@ struct ChunkCost {
 
 ChunkCost chunkCost(const CostInputs& in, const codec::CodecSpec& codec, size_t count,
                     qcclDataType_t dtype) {
-  const size_t unit = coll::chunkUnit(codec);
-  const size_t step = in.segmentElements == 0 ? std::max<size_t>(count, 1)
-                                              : std::max(unit, in.segmentElements / unit * unit);
+  const size_t step = coll::segmentStep(count, in.segmentElements, coll::chunkUnit(codec));
   ChunkCost c;
   const size_t whole = count / step, rest = count % step;
   if (whole > 0) c.bytes += whole * codec::encodedSize(codec, step, dtype);
