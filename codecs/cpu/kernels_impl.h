@@ -13,8 +13,8 @@
 
 #include "codecs/cpu/hadamard_vec.h"
 #include "codecs/cpu/kernels.h"
+#include "codecs/cpu/philox_vec.h"
 #include "codecs/cpu/quantizers.h"
-#include "codecs/element/philox.h"
 
 namespace qccl {
 inline namespace QCCL_ISA {
@@ -112,12 +112,8 @@ inline void drawRandomBits(const EncodeJob& job, uint64_t first, size_t n, uint3
     bits[i] =
         stochasticRoundingBlock(job.seed, job.rank, job.call, (first + i) / 4).v[(first + i) % 4];
   }
-  const uint64_t group0 = (first + i) / 4;
   const size_t groups = (n - i) / 4;
-  for (size_t g = 0; g < groups; ++g) {
-    const PhiloxBlock b = stochasticRoundingBlock(job.seed, job.rank, job.call, group0 + g);
-    for (int w = 0; w < 4; ++w) bits[i + 4 * g + w] = b.v[w];
-  }
+  stochasticRoundingBlocks(job.seed, job.rank, job.call, (first + i) / 4, groups, bits + i);
   for (i += 4 * groups; i < n; ++i) {
     bits[i] =
         stochasticRoundingBlock(job.seed, job.rank, job.call, (first + i) / 4).v[(first + i) % 4];

@@ -12,16 +12,17 @@ struct PhiloxBlock {
   uint32_t v[4];
 };
 
+constexpr uint32_t kPhiloxMul0 = 0xD2511F53u, kPhiloxMul1 = 0xCD9E8D57u;
+constexpr uint32_t kPhiloxWeyl0 = 0x9E3779B9u, kPhiloxWeyl1 = 0xBB67AE85u;
+
 QCCL_HD PhiloxBlock philox4x32_10(PhiloxBlock ctr, uint32_t k0, uint32_t k1) {
-  constexpr uint32_t kMul0 = 0xD2511F53u, kMul1 = 0xCD9E8D57u;
-  constexpr uint32_t kWeyl0 = 0x9E3779B9u, kWeyl1 = 0xBB67AE85u;
   for (int round = 0; round < 10; ++round) {
-    const uint64_t p0 = uint64_t(kMul0) * ctr.v[0];
-    const uint64_t p1 = uint64_t(kMul1) * ctr.v[2];
+    const uint64_t p0 = uint64_t(kPhiloxMul0) * ctr.v[0];
+    const uint64_t p1 = uint64_t(kPhiloxMul1) * ctr.v[2];
     ctr = PhiloxBlock{{uint32_t(p1 >> 32) ^ ctr.v[1] ^ k0, uint32_t(p1),
                        uint32_t(p0 >> 32) ^ ctr.v[3] ^ k1, uint32_t(p0)}};
-    k0 += kWeyl0;
-    k1 += kWeyl1;
+    k0 += kPhiloxWeyl0;
+    k1 += kPhiloxWeyl1;
   }
   return ctr;
 }

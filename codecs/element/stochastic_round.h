@@ -10,26 +10,27 @@
 namespace qccl {
 inline namespace QCCL_ISA {
 
-// Rounds |v| down or up to a multiple of 2^qexp (qexp >= -149), keeping the sign. NaN and
-// infinity pass through. Branch-free and in 32-bit lanes so that encode loops vectorise.
+// Rounds |v| down or up to a multiple of 2^qexp (qexp <= 127), keeping the sign. NaN and
+// infinity pass through. Branch-free, in 32-bit lanes and with every shift count in [0, 31], so
+// that encode loops vectorise into few instructions (no selects guarding the shifts).
 QCCL_HD float stochasticRound(float v, int qexp, uint32_t random) {
   const uint32_t u = floatBits(v);
   const uint32_t a = u & kAbsMask;
-  const int biasedExp = int(a >> 23);
+  const uint32_t biasedExp = a >> 23;
   const uint32_t significand = (a & 0x7fffffu) | (biasedExp ? 0x800000u : 0u);  // < 2^24
-  const int lsbExp = (biasedExp ? biasedExp : 1) - 150;  // weight of the significand's last bit
-  const int drop = qexp - lsbExp;                        // bits below the quantum
+  // Bits below the quantum: qexp less the weight of the significand's last bit.
+  const int drop = qexp - (int(biasedExp ? biasedExp : 1) - 150);
   // The dropped bits as a 32-bit fraction of the quantum (truncated beyond 32 bits): shifted up
-  // when fewer than 32 are dropped (the kept bits fall off the top), down otherwise.
-  const uint32_t up = drop > 0 && drop < 32 ? significand << (32 - drop) : 0u;
-  const uint32_t down = drop >= 32 && drop < 56 ? significand >> (drop - 32) : 0u;
-  const uint32_t fraction = drop < 32 ? up : down;
-  const uint32_t carry = fraction + random < fraction ? 1u : 0u;  // the sum overflowed
-  const int keptShift = drop > 0 && drop <= 23 ? drop : 0;
+  // when fewer than 32 are dropped (the kept bits fall off the top), down otherwise (a shift by
+  // 31 leaves nothing of a 24-bit significand, as any longer one would).
+  const uint32_t fraction = drop < 32 ? significand << (32 - (drop < 1 ? 32 : drop))
+                                      : significand >> (drop - 32 < 31 ? drop - 32 : 31);
+  const uint32_t carry = drop > 0 && random > ~fraction ? 1u : 0u;  // fraction + random overflows
+  const uint32_t keptShift = drop > 0 && drop <= 23 ? uint32_t(drop) : 0u;
   const uint32_t truncated = ((a >> keptShift) << keptShift) + (carry << keptShift);
-  // |v| below the quantum: the result is 0 or one quantum.
-  const uint32_t tiny = carry ? floatBits(exp2Int(qexp < -149 ? -149 : qexp)) : 0u;
-  const uint32_t rounded = drop > 23 ? tiny : truncated;
+  // |v| below the quantum (drop > 23, so qexp >= -125 and 2^qexp is normal): 0 or one quantum.
+  const uint32_t quantum = uint32_t(qexp + 127) << 23;
+  const uint32_t rounded = drop > 23 ? (carry ? quantum : 0u) : truncated;
   return bitsFloat((a >= kInfBits ? a : rounded) | (u & 0x80000000u));
 }
 

@@ -16,20 +16,24 @@ TEST_P(KernelTargets, BitIdentical) {
   const size_t n = 10007;
   const std::vector<float> x = studentT3(n, 17);
   const codec::KernelTable& first = *tables.front();
-  codec::EncodeParams p;
-  p.seed = 5;
-  p.call = 3;
-  std::vector<float> r0(n, 0.01f);
-  p.residual = r0.data();
-  const std::vector<uint8_t> want = encodeVec(spec, x, p, first);
-  const std::vector<float> wantDecoded = decodeVec(spec, want, n, first);
-  for (const codec::KernelTable* t : tables) {
-    std::vector<float> r(n, 0.01f);
-    p.residual = r.data();
-    EXPECT_EQ(encodeVec(spec, x, p, *t), want) << t->name << " vs " << first.name;
-    EXPECT_EQ(r, r0) << t->name << ": residual differs";
-    const std::vector<float> got = decodeVec(spec, want, n, *t);
-    EXPECT_EQ(0, std::memcmp(got.data(), wantDecoded.data(), 4 * n)) << t->name;
+  // Stream offsets that split a Philox block (+sr), and one whose counters' low word wraps.
+  for (const uint64_t offset : {uint64_t(0), uint64_t(4099), (uint64_t(1) << 34) - 4098}) {
+    codec::EncodeParams p;
+    p.seed = 5;
+    p.call = 3;
+    p.offset = offset;
+    std::vector<float> r0(n, 0.01f);
+    p.residual = r0.data();
+    const std::vector<uint8_t> want = encodeVec(spec, x, p, first);
+    const std::vector<float> wantDecoded = decodeVec(spec, want, n, first);
+    for (const codec::KernelTable* t : tables) {
+      std::vector<float> r(n, 0.01f);
+      p.residual = r.data();
+      EXPECT_EQ(encodeVec(spec, x, p, *t), want) << t->name << " vs " << first.name;
+      EXPECT_EQ(r, r0) << t->name << ": residual differs";
+      const std::vector<float> got = decodeVec(spec, want, n, *t);
+      EXPECT_EQ(0, std::memcmp(got.data(), wantDecoded.data(), 4 * n)) << t->name;
+    }
   }
 }
 

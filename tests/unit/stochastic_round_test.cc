@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <random>
 
 #include "codecs/element/stochastic_round.h"
@@ -72,6 +73,38 @@ TEST(StochasticRound, ExtremeRandomWords) {
   // Below the smallest E4M3 subnormal (2^-9) the result is 0 or 2^-9.
   EXPECT_EQ(stochasticRoundTo<E4M3>(1e-4f, 0), 0.0f);
   EXPECT_EQ(stochasticRoundTo<E4M3>(1e-4f, 0xffffffffu), std::ldexp(1.0f, -9));
+}
+
+// The definition (docs/CODECS.md) in double arithmetic, where every step is exact: |v| / 2^q
+// splits into whole quanta and a fraction, whose first 32 bits plus the random word carry into
+// one more quantum.
+double referenceStochasticRound(float v, int q, uint32_t random) {
+  const double scaled = std::ldexp(std::fabs(double(v)), -q);
+  const double whole = std::floor(scaled);
+  const double fraction32 = std::floor(std::ldexp(scaled - whole, 32));
+  const double rounded = whole + (fraction32 + random >= 4294967296.0 ? 1 : 0);
+  return std::copysign(std::ldexp(rounded, q), double(v));
+}
+
+TEST(StochasticRound, MatchesTheDefinitionOnRandomBitPatterns) {
+  // Every finite fp32 (subnormals included) against every quantum exponent a format can ask
+  // for: below fp32's last bit, inside the significand, above the value.
+  std::mt19937_64 rng(17);
+  for (int i = 0; i < 2000000; ++i) {
+    const uint64_t bits = rng();
+    const float v = bitsFloat(uint32_t(bits));
+    if (!std::isfinite(v)) continue;
+    const int q = int(rng() % 298) - 170;  // up to 127: 2^q an fp32
+    const uint32_t random = i % 8 == 0 ? 0u : (i % 8 == 1 ? ~0u : uint32_t(bits >> 32));
+    const double want = referenceStochasticRound(v, q, random);
+    const float got = stochasticRound(v, q, random);
+    if (std::fabs(want) > double(std::numeric_limits<float>::max())) {
+      ASSERT_TRUE(std::isinf(got)) << v << " q " << q;  // 2^128: the caller saturates it
+      continue;
+    }
+    ASSERT_EQ(double(got), want) << std::hexfloat << v << " q " << q << " random " << random;
+    ASSERT_EQ(std::signbit(got), std::signbit(v)) << std::hexfloat << v;
+  }
 }
 
 }  // namespace
