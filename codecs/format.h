@@ -20,8 +20,9 @@ enum class Format : uint8_t {
   Int8 = 9,
   Int4 = 10,
   Sign1 = 11,
+  Int2 = 12,
 };
-constexpr int kFormatCount = 12;
+constexpr int kFormatCount = 13;
 
 struct FormatInfo {
   const char* name;

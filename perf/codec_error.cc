@@ -44,9 +44,10 @@ int main(int argc, char** argv) {
   std::vector<std::string> codecs;
   for (int i = 1; i < argc; ++i) codecs.push_back(argv[i]);
   if (codecs.empty()) {
-    codecs = {"bf16",      "fp16",      "fp8e4m3",   "fp8e5m2",      "mxfp8",    "mxfp4",
-              "nvfp4",     "fp4ue5m3",  "int8",      "int4",         "sign1",    "fp8e4m3+rht",
-              "mxfp8+rht", "mxfp4+rht", "nvfp4+rht", "fp4ue5m3+rht", "int8+rht", "int4+rht"};
+    codecs = {"bf16",         "fp16",        "fp8e4m3",   "fp8e5m2",   "mxfp8",
+              "mxfp4",        "nvfp4",       "fp4ue5m3",  "int8",      "int4",
+              "sign1",        "fp8e4m3+rht", "mxfp8+rht", "mxfp4+rht", "nvfp4+rht",
+              "fp4ue5m3+rht", "int8+rht",    "int4+rht",  "int2",      "int2+rht"};
   }
   const char* kinds[] = {"gauss", "t3", "outliers"};
   std::vector<std::vector<float>> data;

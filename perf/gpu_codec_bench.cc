@@ -86,11 +86,12 @@ int main(int argc, char** argv) {
   std::printf(
       "| codec | encode GB/s | %% copy | encode+EF GB/s | %% copy | decode-acc GB/s | "
       "%% copy | target | bits |\n|---|---|---|---|---|---|---|---|---|\n");
-  const Target targets[] = {
-      {"fp8e4m3", 0.8},  {"int8", 0.8},     {"bf16", 0.8},      {"fp16", 0.6},
-      {"fp8e5m2", 0.6},  {"mxfp8", 0.6},    {"mxfp4", 0.6},     {"nvfp4", 0.6},
-      {"fp4ue5m3", 0.6}, {"int4", 0.6},     {"sign1", 0.6},     {"fp8e4m3+sr", 0.6},
-      {"mxfp4+sr", 0.6}, {"int8+rht", 0.4}, {"nvfp4+rht", 0.4}, {"mxfp4+rht", 0.4}};
+  const Target targets[] = {{"fp8e4m3", 0.8},   {"int8", 0.8},     {"bf16", 0.8},
+                            {"fp16", 0.6},      {"fp8e5m2", 0.6},  {"mxfp8", 0.6},
+                            {"mxfp4", 0.6},     {"nvfp4", 0.6},    {"fp4ue5m3", 0.6},
+                            {"int4", 0.6},      {"sign1", 0.6},    {"fp8e4m3+sr", 0.6},
+                            {"mxfp4+sr", 0.6},  {"int8+rht", 0.4}, {"nvfp4+rht", 0.4},
+                            {"mxfp4+rht", 0.4}, {"int2", 0.6}};
   bool allSame = true, allMet = true;
   for (const Target& t : targets) {
     const codec::CodecSpec spec = codec::parseCodecSpec(t.spec);

@@ -76,6 +76,21 @@ QCCL_ALWAYS_INLINE void packNibbles(const uint8_t* codes, size_t n, uint8_t* out
   if (n % 2) out[n / 2] = uint8_t(codes[n - 1] & 0xF);
 }
 
+// 2-bit elements travel four to a byte, element 4i + j in bits 2j, 2j + 1 of byte i.
+QCCL_ALWAYS_INLINE void packCrumbs(const uint8_t* codes, size_t n, uint8_t* out) {
+  for (size_t i = 0; i < n / 4; ++i) {
+    uint32_t quad;  // four little-endian codes: one 32-bit lane, so this vectorises
+    std::memcpy(&quad, codes + 4 * i, 4);
+    out[i] =
+        uint8_t((quad & 0x3) | ((quad >> 6) & 0xC) | ((quad >> 12) & 0x30) | ((quad >> 18) & 0xC0));
+  }
+  if (n % 4) {
+    uint32_t last = 0;
+    for (size_t j = 0; j < n % 4; ++j) last |= uint32_t(codes[n / 4 * 4 + j] & 3) << (2 * j);
+    out[n / 4] = uint8_t(last);
+  }
+}
+
 QCCL_ALWAYS_INLINE void unpackNibbles(const uint8_t* in, size_t n, uint8_t* codes) {
   for (size_t i = 0; i < n / 2; ++i) {
     codes[2 * i] = in[i] & 0xF;
@@ -346,6 +361,29 @@ struct IntQuantizer : AmaxOverMaxScale<IntQuantizer<kBits>> {
       }
       if (n % 2) out[n - 1] = rules::intValue<4>(in[n / 2]) * s;
     }
+  }
+};
+
+// int2: fp32 scale s = amax / 1.5; q = floor(clamp(x / s, -2, 1)), decoded (q + 1/2) * s.
+struct Int2Quantizer : AmaxOverMaxScale<Int2Quantizer> {
+  static constexpr size_t kDefaultBlock = 128;
+  static constexpr unsigned kElementBits = 2;
+  static QCCL_ALWAYS_INLINE float elementMax() { return rules::kInt2Max; }
+
+  template <bool>
+  static QCCL_ALWAYS_INLINE void encodeCodes(const float* t, size_t n, const uint32_t*,
+                                             uint8_t* out) {
+    constexpr size_t kStep = 512;
+    uint8_t codes[kStep];
+    for (size_t s = 0; s < n; s += kStep) {
+      const size_t len = n - s < kStep ? n - s : kStep;
+      for (size_t i = 0; i < len; ++i) codes[i] = uint8_t(rules::int2Code(t[s + i]));
+      packCrumbs(codes, len, out + s / 4);
+    }
+  }
+
+  static QCCL_ALWAYS_INLINE void decodeCodes(const uint8_t* in, size_t n, float s, float* out) {
+    for (size_t i = 0; i < n; ++i) out[i] = rules::int2Value(in[i / 4] >> (2 * (i % 4)), s);
   }
 };
 

@@ -136,11 +136,12 @@ struct DecodeTile {
 
   // Code j of the octet whose packed codes start at in.
   QCCL_HD static uint32_t unpack(const uint8_t* in, uint32_t j) {
-    if (Q::kElementBits >= 8) {
+    if constexpr (Q::kElementBits >= 8) {
       return uint32_t(getLittleEndian(in + j * (Q::kElementBits / 8), int(Q::kElementBits / 8)));
+    } else {
+      const uint32_t bit = j * Q::kElementBits;  // sub-byte codes fill bytes from the low bits up
+      return (in[bit / 8] >> (bit % 8)) & ((1u << Q::kElementBits) - 1);
     }
-    if (Q::kElementBits == 4) return (in[j / 2] >> (4 * (j % 2))) & 0xFu;
-    return (in[0] >> j) & 1u;
   }
 };
 

@@ -337,21 +337,18 @@ struct EncodeTile {
     }
   }
 
-  // The codes of m <= 8 consecutive elements, little-endian, element 2i in the low nibble of a
-  // 4-bit pair, element i in bit i of a 1-bit byte.
+  // The codes of m <= 8 consecutive elements, little-endian; codes narrower than a byte from the
+  // low bits up (element 2i in the low nibble of a 4-bit pair, element i in bit i of a 1-bit
+  // byte).
   QCCL_HD static void pack(const uint32_t* code, uint32_t m, uint8_t* out) {
-    if (Q::kElementBits >= 8) {
+    if constexpr (Q::kElementBits >= 8) {
       for (uint32_t j = 0; j < m; ++j)
         putLittleEndian(out + j * (Q::kElementBits / 8), code[j], int(Q::kElementBits / 8));
-    } else if (Q::kElementBits == 4) {
-      for (uint32_t j = 0; j < m; j += 2) {
-        const uint32_t high = j + 1 < m ? (code[j + 1] & 0xFu) << 4 : 0u;
-        out[j / 2] = uint8_t((code[j] & 0xFu) | high);
-      }
     } else {
-      uint32_t byte = 0;
-      for (uint32_t j = 0; j < m; ++j) byte |= (code[j] & 1u) << j;
-      out[0] = uint8_t(byte);
+      constexpr uint32_t kMask = (1u << Q::kElementBits) - 1;
+      uint32_t bits = 0;  // at most 8 codes of at most 4 bits
+      for (uint32_t j = 0; j < m; ++j) bits |= (code[j] & kMask) << (j * Q::kElementBits);
+      for (uint32_t k = 0; k < (m * Q::kElementBits + 7) / 8; ++k) out[k] = uint8_t(bits >> 8 * k);
     }
   }
 

@@ -142,6 +142,25 @@ struct IntTile : BlockScaled {
   }
 };
 
+// int2: the integers' scale rule with 1.5 for qmax; four levels, no zero (rules::int2Code).
+struct Int2Tile : BlockScaled {
+  static constexpr unsigned kElementBits = 2;
+  static constexpr unsigned kScaleBytes = 4;
+  static constexpr bool kDivide = true;
+  QCCL_HD static BlockScale scale(uint32_t amax, const ChunkScale&) {
+    const float s = rules::amaxOverMaxScale(amax, rules::kInt2Max);
+    return {floatBits(s), rules::amaxOverMaxDivisor(s)};
+  }
+  QCCL_HD static float decodeFactor(const uint8_t* scale, const ChunkScale&) {
+    return loadF32(scale);
+  }
+  template <bool>
+  QCCL_HD static uint32_t code(float t, uint32_t) {
+    return rules::int2Code(t);
+  }
+  QCCL_HD static float value(uint32_t code, float factor) { return rules::int2Value(code, factor); }
+};
+
 // sign1: the scale is the block's mean |x| (NaN for a non-finite block), the codes the signs.
 struct Sign1Tile : BlockScaled {
   static constexpr unsigned kElementBits = 1;

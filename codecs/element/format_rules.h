@@ -133,6 +133,24 @@ QCCL_HD float intValue(uint32_t bits, int shift = 0) {
   return float(int32_t(bits << (32 - kBits - shift)) >> (32 - kBits));
 }
 
+// int2: four levels (q + 1/2) * s for q in {-2, -1, 0, 1}, no zero (the least-squares 2-bit
+// quantizer of symmetric data has none). The level nearest t = x / d is floor(t) + 1/2 (an
+// integer t, a tie, goes up), so q = floor(clamp(t, -2, 1)); clamping first also turns NaN into
+// -2 without an undefined conversion. The code is q's two bits, two's complement.
+constexpr float kInt2Max = 1.5f;  // the largest level in units of s: s = amax / 1.5
+
+QCCL_HD uint32_t int2Code(float t) {
+  const float clamped = t > -2.0f ? (t < 1.0f ? t : 1.0f) : -2.0f;
+#if defined(__CUDA_ARCH__)
+  const float q = floorf(clamped);
+#else
+  const float q = __builtin_floorf(clamped);
+#endif
+  return uint32_t(int32_t(q)) & 3u;
+}
+
+QCCL_HD float int2Value(uint32_t code, float scale) { return (intValue<2>(code) + 0.5f) * scale; }
+
 QCCL_HD uint32_t signBit(float t) { return floatBits(t) >> 31; }
 
 // sign1 decodes to +-scale.

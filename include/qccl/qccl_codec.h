@@ -45,7 +45,7 @@ typedef struct {
   { sizeof(qcclEncodeOptions_t), 0, 0, 0, 0, NULL, qcclFloat32, 0 }
 
 /* Parses "FORMAT[+sr][+rht[R]][/bN]", e.g. "fp8e4m3", "mxfp4+sr", "nvfp4+rht", "int4/b64".
- * Formats: none bf16 fp16 fp8e4m3 fp8e5m2 mxfp8 mxfp4 nvfp4 fp4ue5m3 int8 int4 sign1. */
+ * Formats: none bf16 fp16 fp8e4m3 fp8e5m2 mxfp8 mxfp4 nvfp4 fp4ue5m3 int8 int4 int2 sign1. */
 qcclResult_t qcclCodecParse(const char* spec, qcclCodec_t* codec);
 
 /* Writes the canonical spec (defaults omitted) and its terminating NUL into name. */

@@ -94,9 +94,9 @@ TEST_P(DeviceCodec, CpuBitsOnTheGpu) {
 
 std::vector<Case> cases() {
   std::vector<Case> all;
-  for (const char* s :
-       {"none", "bf16", "fp16", "fp8e4m3", "fp8e5m2", "mxfp8", "mxfp4", "nvfp4", "fp4ue5m3", "int8",
-        "int4", "sign1", "fp8e4m3+sr", "nvfp4+sr+rht", "int4+rht", "mxfp4+rht128", "bf16+sr"}) {
+  for (const char* s : {"none", "bf16", "fp16", "fp8e4m3", "fp8e5m2", "mxfp8", "mxfp4", "nvfp4",
+                        "fp4ue5m3", "int8", "int4", "sign1", "fp8e4m3+sr", "nvfp4+sr+rht",
+                        "int4+rht", "mxfp4+rht128", "bf16+sr", "int2"}) {
     all.push_back({s, qcclFloat32, false});
     all.push_back({s, qcclFloat32, true});
   }

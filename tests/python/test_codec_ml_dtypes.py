@@ -172,6 +172,31 @@ def test_int(lib, spec, bits, block):
                                   np.concatenate(decoded).view(np.uint32))
 
 
+@pytest.mark.parametrize("spec,block", [("int2", 128), ("int2/b16", 16)])
+def test_int2(lib, spec, block):
+    # Exact ties (x / s an integer) and zeros beside the heavy-tailed data.
+    x = np.concatenate([data(995, 8, True), np.array([0, -0.0, 1, -1, 3], dtype=F32)])
+    codec = QcclCodec(lib, spec)
+    chunk = codec.encode(x)
+    _, rest = parse_chunk(chunk)
+    bs = blocks(x, block)
+    scales, elements = split_sections(rest, len(bs), 4)
+    codes, decoded, want_scales = [], [], []
+    for b in bs:
+        s = amax(b) / F32(1.5)
+        q = np.clip(np.floor(b / (s if s != 0 else F32(1))), -2, 1).astype(np.int8)
+        want_scales.append(s)
+        codes.append(q)
+        decoded.append((q.astype(F32) + F32(0.5)) * s)
+    np.testing.assert_array_equal(scales.view(F32), np.array(want_scales, dtype=F32))
+    crumbs = np.concatenate(codes).view(np.uint8) & 3
+    crumbs = np.append(crumbs, np.zeros(-crumbs.size % 4, dtype=np.uint8)).reshape(-1, 4)
+    packed = crumbs[:, 0] | crumbs[:, 1] << 2 | crumbs[:, 2] << 4 | crumbs[:, 3] << 6
+    np.testing.assert_array_equal(elements[:250], packed)
+    np.testing.assert_array_equal(codec.decode(chunk, 1000).view(np.uint32),
+                                  np.concatenate(decoded).view(np.uint32))
+
+
 @pytest.mark.parametrize("spec,dtype", [("bf16", ml_dtypes.bfloat16), ("fp16", np.float16)])
 def test_casts(lib, spec, dtype):
     x = np.random.default_rng(5).standard_normal(999).astype(F32) * F32(100)

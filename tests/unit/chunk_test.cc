@@ -34,6 +34,7 @@ TEST(ChunkLayout, SectionSizes) {
       {"nvfp4", 16, 16, 16},        // 1 scale; 8 bytes
       {"int4", 129, 16, 80},        // 3 fp32 scales; 65 bytes -> 80
       {"sign1", 4097, 16, 528},     // 3 fp32 scales; 513 bytes -> 528
+      {"int2", 257, 16, 80},        // 3 fp32 scales; 65 bytes -> 80
       {"bf16", 3, 0, 16},
       {"nvfp4+rht", 65, 16, 64},  // padded to 128 elements: 8 scales, 64 bytes
       {"int8", 0, 0, 0},

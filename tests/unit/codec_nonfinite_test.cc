@@ -55,7 +55,7 @@ INSTANTIATE_TEST_SUITE_P(Codecs, NonFinite,
                          ::testing::Values("none", "bf16", "fp16", "fp8e4m3", "fp8e5m2", "mxfp8",
                                            "mxfp4", "nvfp4", "fp4ue5m3", "int8", "int4", "sign1",
                                            "fp8e4m3+sr", "nvfp4+rht", "int4+rht", "mxfp4+rht256",
-                                           "sign1/b64"),
+                                           "sign1/b64", "int2", "int2+rht/b64"),
                          SpecName());
 
 }  // namespace

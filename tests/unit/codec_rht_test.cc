@@ -35,7 +35,7 @@ TEST_P(RhtOutliers, LowersError) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Codecs, RhtOutliers,
-                         ::testing::Values("mxfp4", "int8", "int4", "int4/b32"));
+                         ::testing::Values("mxfp4", "int8", "int4", "int4/b32", "int2"));
 
 TEST(Rht, SameSeedSameBytesOtherSeedOtherBytes) {
   const CodecSpec spec = codec::parseCodecSpec("nvfp4+rht");

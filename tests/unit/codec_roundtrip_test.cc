@@ -79,7 +79,7 @@ std::vector<std::string> roundTripSpecs() {
         "mxfp4+sr",    "nvfp4+sr",       "fp4ue5m3+sr",  "int8+sr",      "int4+sr",
         "fp8e4m3+rht", "mxfp4+rht",      "nvfp4+rht",    "nvfp4+sr+rht", "int4+rht16",
         "int8+rht256", "fp4ue5m3+rht32", "mxfp8+rht128", "fp8e4m3/b32",  "int4/b16",
-        "int8/b1024",  "sign1/b256",     "fp4ue5m3/b64"}) {
+        "int8/b1024",  "sign1/b256",     "fp4ue5m3/b64", "int2+rht",     "int2/b32"}) {
     specs.push_back(s);
   }
   return specs;

@@ -59,6 +59,7 @@ TEST(CodecSpec, RejectsWithAMessage) {
       {"bf16+rht", "block-scaled"},
       {"none+sr", "+sr is not defined"},
       {"sign1+sr", "+sr is not defined"},
+      {"int2+sr", "+sr is not defined"},
       {"int8+rht100", "power of two"},
       {"int8+rht512", "power of two"},
       {"int8+rht8", "power of two"},

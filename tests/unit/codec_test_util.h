@@ -77,6 +77,9 @@ inline double roundToNearestBound(Format f, double x, double blockAmax, double c
     case Format::Fp8E5M2: bound = std::ldexp(a, -3) + std::ldexp(A / 57344, -17); break;
     case Format::Int8: bound = 0.5 * A / 127; break;
     case Format::Int4: bound = 0.5 * A / 7; break;
+    case Format::Int2:
+      bound = 0.5 * A / 1.5;
+      break;  // levels s = A / 1.5 apart, none clipped
     // MX: 2^e < 2 A / elem_max.
     case Format::MxFp8: bound = std::ldexp(a, -4) + std::ldexp(2 * A / 448, -10); break;
     case Format::MxFp4: bound = 0.25 * a + 0.25 * (2 * A / 6); break;
@@ -135,8 +138,8 @@ struct SpecName {
 };
 
 inline std::vector<std::string> allFormatSpecs() {
-  return {"none",  "bf16",  "fp16",     "fp8e4m3", "fp8e5m2", "mxfp8",
-          "mxfp4", "nvfp4", "fp4ue5m3", "int8",    "int4",    "sign1"};
+  return {"none",  "bf16",     "fp16", "fp8e4m3", "fp8e5m2", "mxfp8", "mxfp4",
+          "nvfp4", "fp4ue5m3", "int8", "int4",    "int2",    "sign1"};
 }
 
 }  // namespace qccl::test

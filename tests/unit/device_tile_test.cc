@@ -285,7 +285,8 @@ std::vector<Case> cases() {
                          "fp8e5m2+sr",  "mxfp8+sr",   "mxfp4+sr",     "nvfp4+sr",     "fp4ue5m3+sr",
                          "int8+sr",     "int4+sr",    "fp8e4m3+rht",  "mxfp4+rht",    "nvfp4+rht",
                          "int4+rht128", "int8+rht16", "sign1+rht256", "fp4ue5m3+rht", "int4/b32",
-                         "fp8e4m3/b16", "sign1/b256", "int8/b8192",   "nvfp4+sr+rht"};
+                         "fp8e4m3/b16", "sign1/b256", "int8/b8192",   "nvfp4+sr+rht", "int2",
+                         "int2+rht",    "int2/b16"};
   for (const char* s : specs) all.push_back({s, qcclFloat32, 0});
   for (const char* s : {"fp8e4m3", "nvfp4", "int4+rht", "sign1", "bf16", "mxfp4+sr"}) {
     all.push_back({s, qcclFloat32, qcclFloat32});
