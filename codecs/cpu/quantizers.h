@@ -421,13 +421,19 @@ struct Sign1Quantizer {
     }
   }
 
+  // Whole bytes first, eight signs each with no bound check, so that the loops vectorise.
   template <bool kStochastic>
   static QCCL_ALWAYS_INLINE void encodeCodes(const float* t, size_t n, const uint32_t*,
                                              uint8_t* out) {
-    for (size_t b = 0; b < (n + 7) / 8; ++b) {
+    for (size_t b = 0; b < n / 8; ++b) {
       uint32_t byte = 0;
-      for (size_t k = 0; k < 8 && 8 * b + k < n; ++k) byte |= rules::signBit(t[8 * b + k]) << k;
+      for (size_t k = 0; k < 8; ++k) byte |= rules::signBit(t[8 * b + k]) << k;
       out[b] = uint8_t(byte);
+    }
+    if (n % 8) {
+      uint32_t byte = 0;
+      for (size_t k = 0; k < n % 8; ++k) byte |= rules::signBit(t[n / 8 * 8 + k]) << k;
+      out[n / 8] = uint8_t(byte);
     }
   }
 
@@ -437,7 +443,12 @@ struct Sign1Quantizer {
   }
 
   static QCCL_ALWAYS_INLINE void decodeCodes(const uint8_t* in, size_t n, float scale, float* out) {
-    for (size_t i = 0; i < n; ++i) out[i] = rules::signValue(uint32_t(in[i / 8] >> (i % 8)), scale);
+    for (size_t b = 0; b < n / 8; ++b) {
+      for (size_t k = 0; k < 8; ++k) out[8 * b + k] = rules::signValue(uint32_t(in[b]) >> k, scale);
+    }
+    for (size_t i = n / 8 * 8; i < n; ++i) {
+      out[i] = rules::signValue(uint32_t(in[i / 8] >> (i % 8)), scale);
+    }
   }
 };
 
