@@ -63,9 +63,24 @@ struct RawTile : ElementWise {
   QCCL_HD static float value(uint32_t code, float) { return bitsFloat(code); }
 };
 
-// Codes of a minifloat format F, values as code times the block's factor.
-template <class F>
-struct MinifloatElements : BlockScaled {
+// fp32 block scale s = amax / Q::elementMax(), the elements divided by it (by 1 when s is 0):
+// fp8 and the integers.
+template <class Q>
+struct AmaxOverMaxTile : BlockScaled {
+  static constexpr unsigned kScaleBytes = 4;
+  static constexpr bool kDivide = true;
+  QCCL_HD static BlockScale scale(uint32_t amax, const ChunkScale&) {
+    const float s = rules::amaxOverMaxScale(amax, Q::elementMax());
+    return {floatBits(s), rules::amaxOverMaxDivisor(s)};
+  }
+  QCCL_HD static float decodeFactor(const uint8_t* scale, const ChunkScale&) {
+    return loadF32(scale);
+  }
+};
+
+// Codes of a minifloat format F, values as code times the block's factor; Base the scale rule.
+template <class F, class Base = BlockScaled>
+struct MinifloatElements : Base {
   static constexpr unsigned kElementBits = F::kMagBits + 1;
   template <bool kStochastic>
   QCCL_HD static uint32_t code(float t, uint32_t random) {
@@ -75,16 +90,8 @@ struct MinifloatElements : BlockScaled {
 };
 
 template <class F>
-struct Fp8Tile : MinifloatElements<F> {
-  static constexpr unsigned kScaleBytes = 4;
-  static constexpr bool kDivide = true;
-  QCCL_HD static BlockScale scale(uint32_t amax, const ChunkScale&) {
-    const float s = rules::amaxOverMaxScale(amax, maxValue<F>());
-    return {floatBits(s), rules::amaxOverMaxDivisor(s)};
-  }
-  QCCL_HD static float decodeFactor(const uint8_t* scale, const ChunkScale&) {
-    return loadF32(scale);
-  }
+struct Fp8Tile : MinifloatElements<F, AmaxOverMaxTile<Fp8Tile<F>>> {
+  QCCL_HD static float elementMax() { return maxValue<F>(); }
 };
 
 template <class F>
@@ -122,17 +129,9 @@ struct Ue5m3Tile : MinifloatElements<E2M1> {
 };
 
 template <int kBits>
-struct IntTile : BlockScaled {
+struct IntTile : AmaxOverMaxTile<IntTile<kBits>> {
   static constexpr unsigned kElementBits = kBits;
-  static constexpr unsigned kScaleBytes = 4;
-  static constexpr bool kDivide = true;
-  QCCL_HD static BlockScale scale(uint32_t amax, const ChunkScale&) {
-    const float s = rules::amaxOverMaxScale(amax, float((1 << (kBits - 1)) - 1));
-    return {floatBits(s), rules::amaxOverMaxDivisor(s)};
-  }
-  QCCL_HD static float decodeFactor(const uint8_t* scale, const ChunkScale&) {
-    return loadF32(scale);
-  }
+  QCCL_HD static float elementMax() { return float((1 << (kBits - 1)) - 1); }
   template <bool kStochastic>
   QCCL_HD static uint32_t code(float t, uint32_t random) {
     return rules::intCode<kBits, kStochastic>(t, random);
@@ -143,17 +142,9 @@ struct IntTile : BlockScaled {
 };
 
 // int2: the integers' scale rule with 1.5 for qmax; four levels, no zero (rules::int2Code).
-struct Int2Tile : BlockScaled {
+struct Int2Tile : AmaxOverMaxTile<Int2Tile> {
   static constexpr unsigned kElementBits = 2;
-  static constexpr unsigned kScaleBytes = 4;
-  static constexpr bool kDivide = true;
-  QCCL_HD static BlockScale scale(uint32_t amax, const ChunkScale&) {
-    const float s = rules::amaxOverMaxScale(amax, rules::kInt2Max);
-    return {floatBits(s), rules::amaxOverMaxDivisor(s)};
-  }
-  QCCL_HD static float decodeFactor(const uint8_t* scale, const ChunkScale&) {
-    return loadF32(scale);
-  }
+  QCCL_HD static float elementMax() { return rules::kInt2Max; }
   template <bool>
   QCCL_HD static uint32_t code(float t, uint32_t) {
     return rules::int2Code(t);

@@ -147,6 +147,19 @@ def test_nvfp4(lib, heavy):
                                   np.concatenate(decoded).view(np.uint32))
 
 
+def integer_reference(x, block, qmax, level_index, level):
+    """Scales s = amax / qmax per block, codes level_index(x / d) (d = s, or 1 when s is 0) and
+    decoded values level(code) * s, as docs/CODECS.md defines the integer formats."""
+    scales, codes, decoded = [], [], []
+    for b in blocks(x, block):
+        s = amax(b) / F32(qmax)
+        q = level_index(b / (s if s != 0 else F32(1))).astype(np.int8)
+        scales.append(s)
+        codes.append(q)
+        decoded.append(level(q) * s)
+    return np.array(scales, dtype=F32), np.concatenate(codes), np.concatenate(decoded)
+
+
 @pytest.mark.parametrize("spec,bits,block", [("int8", 8, 128), ("int4", 4, 64), ("int4/b32", 4, 32)])
 def test_int(lib, spec, bits, block):
     qmax = (1 << (bits - 1)) - 1
@@ -154,22 +167,15 @@ def test_int(lib, spec, bits, block):
     codec = QcclCodec(lib, spec)
     chunk = codec.encode(x)
     _, rest = parse_chunk(chunk)
-    bs = blocks(x, block)
-    scales, elements = split_sections(rest, len(bs), 4)
-    codes, decoded, want_scales = [], [], []
-    for b in bs:
-        s = amax(b) / F32(qmax)
-        q = np.clip(np.rint(b / (s if s != 0 else F32(1))), -qmax, qmax).astype(np.int8)
-        want_scales.append(s)
-        codes.append(q)
-        decoded.append(q.astype(F32) * s)
-    codes = np.concatenate(codes)
-    np.testing.assert_array_equal(scales.view(F32), np.array(want_scales, dtype=F32))
+    want_scales, codes, decoded = integer_reference(
+        x, block, qmax, lambda t: np.clip(np.rint(t), -qmax, qmax), lambda q: q.astype(F32))
+    scales, elements = split_sections(rest, want_scales.size, 4)
+    np.testing.assert_array_equal(scales.view(F32), want_scales)
     got = elements[:1000].view(np.int8) if bits == 8 else unpack_nibbles(elements, 1000)
     want = codes if bits == 8 else codes.view(np.uint8) & 0xF
     np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(codec.decode(chunk, 1000).view(np.uint32),
-                                  np.concatenate(decoded).view(np.uint32))
+                                  decoded.view(np.uint32))
 
 
 @pytest.mark.parametrize("spec,block", [("int2", 128), ("int2/b16", 16)])
@@ -179,22 +185,16 @@ def test_int2(lib, spec, block):
     codec = QcclCodec(lib, spec)
     chunk = codec.encode(x)
     _, rest = parse_chunk(chunk)
-    bs = blocks(x, block)
-    scales, elements = split_sections(rest, len(bs), 4)
-    codes, decoded, want_scales = [], [], []
-    for b in bs:
-        s = amax(b) / F32(1.5)
-        q = np.clip(np.floor(b / (s if s != 0 else F32(1))), -2, 1).astype(np.int8)
-        want_scales.append(s)
-        codes.append(q)
-        decoded.append((q.astype(F32) + F32(0.5)) * s)
-    np.testing.assert_array_equal(scales.view(F32), np.array(want_scales, dtype=F32))
-    crumbs = np.concatenate(codes).view(np.uint8) & 3
+    want_scales, codes, decoded = integer_reference(
+        x, block, 1.5, lambda t: np.clip(np.floor(t), -2, 1), lambda q: q.astype(F32) + F32(0.5))
+    scales, elements = split_sections(rest, want_scales.size, 4)
+    np.testing.assert_array_equal(scales.view(F32), want_scales)
+    crumbs = codes.view(np.uint8) & 3
     crumbs = np.append(crumbs, np.zeros(-crumbs.size % 4, dtype=np.uint8)).reshape(-1, 4)
     packed = crumbs[:, 0] | crumbs[:, 1] << 2 | crumbs[:, 2] << 4 | crumbs[:, 3] << 6
     np.testing.assert_array_equal(elements[:250], packed)
     np.testing.assert_array_equal(codec.decode(chunk, 1000).view(np.uint32),
-                                  np.concatenate(decoded).view(np.uint32))
+                                  decoded.view(np.uint32))
 
 
 @pytest.mark.parametrize("spec,dtype", [("bf16", ml_dtypes.bfloat16), ("fp16", np.float16)])
