@@ -45,13 +45,18 @@ QCCL_ALWAYS_INLINE void blockAbsMax(const float* x, size_t n, size_t block, uint
 
 QCCL_ALWAYS_INLINE size_t blockCount(size_t n, size_t block) { return (n + block - 1) / block; }
 
-// The scale pass of the one-byte-scale formats: rule(amaxBits, scale byte, factor) per block.
-template <class Rule>
+// The scale pass of the one-byte-scale formats: per block the scale byte scaleByte(amaxBits) and
+// the factor factor(byte). In three loops over the blocks, each of one type: a loop that stores
+// the byte and the factor together does not vectorise.
+template <class ScaleByte, class Factor>
 QCCL_ALWAYS_INLINE void byteScales(const float* x, size_t n, size_t block, uint8_t* scales,
-                                   float* factors, Rule rule) {
-  uint32_t amax[kMaxTileBlocks];
+                                   float* factors, ScaleByte scaleByte, Factor factor) {
+  uint32_t amax[kMaxTileBlocks], bytes[kMaxTileBlocks];
   blockAbsMax(x, n, block, amax);
-  for (size_t k = 0; k < blockCount(n, block); ++k) rule(amax[k], scales[k], factors[k]);
+  const size_t blocks = blockCount(n, block);
+  for (size_t k = 0; k < blocks; ++k) bytes[k] = scaleByte(amax[k]) & 0xFF;
+  for (size_t k = 0; k < blocks; ++k) factors[k] = factor(bytes[k]);
+  for (size_t k = 0; k < blocks; ++k) scales[k] = uint8_t(bytes[k]);
 }
 
 // fp32 scales travel little-endian, written byte by byte so the layout holds on any host.
@@ -259,10 +264,9 @@ struct MxQuantizer : MinifloatCodes<F> {
   static QCCL_ALWAYS_INLINE void encodeScales(const float* x, size_t n, size_t block,
                                               const ChunkContext&, uint8_t* scales,
                                               float* factors) {
-    byteScales(x, n, block, scales, factors, [](uint32_t amax, uint8_t& scale, float& factor) {
-      scale = uint8_t(rules::mxScaleByte<F>(amax));
-      factor = rules::mxFactor(scale);
-    });
+    byteScales(
+        x, n, block, scales, factors, [](uint32_t amax) { return rules::mxScaleByte<F>(amax); },
+        [](uint32_t scale) { return rules::mxFactor(scale); });
   }
 
   static QCCL_ALWAYS_INLINE void decodeScales(const uint8_t* scales, size_t blocks,
@@ -285,10 +289,10 @@ struct NvFp4Quantizer : MinifloatCodes<E2M1> {
   static QCCL_ALWAYS_INLINE void encodeScales(const float* x, size_t n, size_t block,
                                               const ChunkContext& chunk, uint8_t* scales,
                                               float* factors) {
-    byteScales(x, n, block, scales, factors, [&](uint32_t amax, uint8_t& scale, float& factor) {
-      scale = uint8_t(rules::nvfp4ScaleByte(amax, chunk));
-      factor = rules::nvfp4Factor(scale, chunk);
-    });
+    byteScales(
+        x, n, block, scales, factors,
+        [&](uint32_t amax) { return rules::nvfp4ScaleByte(amax, chunk); },
+        [&](uint32_t scale) { return rules::nvfp4Factor(scale, chunk); });
   }
 
   static QCCL_ALWAYS_INLINE void decodeScales(const uint8_t* scales, size_t blocks,
@@ -309,10 +313,9 @@ struct Fp4Ue5m3Quantizer : MinifloatCodes<E2M1> {
   static QCCL_ALWAYS_INLINE void encodeScales(const float* x, size_t n, size_t block,
                                               const ChunkContext&, uint8_t* scales,
                                               float* factors) {
-    byteScales(x, n, block, scales, factors, [](uint32_t amax, uint8_t& scale, float& factor) {
-      scale = uint8_t(rules::ue5m3ScaleByte(amax));
-      factor = rules::ue5m3Factor(scale);
-    });
+    byteScales(
+        x, n, block, scales, factors, [](uint32_t amax) { return rules::ue5m3ScaleByte(amax); },
+        [](uint32_t scale) { return rules::ue5m3Factor(scale); });
   }
 
   static QCCL_ALWAYS_INLINE void decodeScales(const uint8_t* scales, size_t blocks,

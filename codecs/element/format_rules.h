@@ -78,8 +78,9 @@ QCCL_HD float nvfp4DecodeFactor(uint32_t code, const ChunkScale& chunk) {
 QCCL_HD uint32_t ue5m3ScaleCode(float amax) {
   const uint32_t code = encodeRne<UE5M3>(amax / 6.0f);
   // 6 * value is exact in fp32 (at most 6 significant bits), so this test is exact.
-  const bool below = (6.0f * decode<UE5M3>(code) < amax) & (code < UE5M3::kMaxCode);
-  return code + (below ? 1u : 0u);
+  // Both tests as 0/1 integers: combined as bools, GCC leaves the loops that call this scalar.
+  const uint32_t below = 6.0f * decode<UE5M3>(code) < amax ? 1u : 0u;
+  return code + (below & (code < UE5M3::kMaxCode ? 1u : 0u));
 }
 
 QCCL_HD uint32_t ue5m3ScaleByte(uint32_t amax) {
