@@ -38,8 +38,8 @@ ChunkHeader readChunkHeader(const uint8_t* in, size_t bytes) {
     throwCodecError(ErrorKind::InvalidUsage, "chunk: version %u, this library reads version %u",
                     unsigned(in[4]), unsigned(kChunkVersion));
   }
-  bool reservedZero = in[14] == 0 && in[15] == 0;
-  for (size_t i = 48; i < kChunkHeaderBytes; ++i) reservedZero = reservedZero && in[i] == 0;
+  bool reservedZero = in[15] == 0;
+  for (size_t i = 52; i < kChunkHeaderBytes; ++i) reservedZero = reservedZero && in[i] == 0;
   if (!reservedZero) {
     throwCodecError(ErrorKind::InvalidUsage, "chunk: reserved header bytes are not zero");
   }
@@ -54,8 +54,19 @@ ChunkHeader readChunkHeader(const uint8_t* in, size_t bytes) {
   h.crc32c = get<uint32_t>(in, 28);
   h.seed = get<uint64_t>(in, 32);
   h.payloadBytes = get<uint64_t>(in, 40);
+  h.valueFormat = in[14];
+  h.densityPpm = get<uint32_t>(in, 48);
   if (h.format >= kFormatCount) {
     throwCodecError(ErrorKind::InvalidUsage, "chunk: unknown format id %u", unsigned(h.format));
+  }
+  // Bytes 14 and 48-51 are topk's value format and density, reserved on every other format.
+  if (h.format != uint8_t(Format::TopK) && (h.valueFormat != 0 || h.densityPpm != 0)) {
+    throwCodecError(ErrorKind::InvalidUsage, "chunk: reserved header bytes are not zero");
+  }
+  if (h.format == uint8_t(Format::TopK) &&
+      (h.valueFormat == uint8_t(Format::None) || h.valueFormat >= uint8_t(Format::TopK))) {
+    throwCodecError(ErrorKind::InvalidUsage, "chunk: topk value format id %u is not a dense format",
+                    unsigned(h.valueFormat));
   }
   if ((h.flags & ~(kFlagStochastic | kFlagCrc32c)) != 0) {
     throwCodecError(ErrorKind::InvalidUsage, "chunk: unknown flags 0x%02x", unsigned(h.flags));

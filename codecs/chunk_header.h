@@ -26,6 +26,8 @@ struct ChunkHeader {
   uint32_t crc32c = 0;      // of the payload, when kFlagCrc32c is set
   uint64_t seed = 0;
   uint64_t payloadBytes = 0;  // scales and elements sections together
+  uint8_t valueFormat = 0;    // topk: the kept values' format; 0 otherwise
+  uint32_t densityPpm = 0;    // topk: the fraction kept, in parts per million; 0 otherwise
 };
 
 // Byte by byte, little-endian: the same code writes headers on the host and in the device
@@ -43,15 +45,18 @@ QCCL_HD void writeChunkHeader(const ChunkHeader& h, uint8_t* out) {
   putLittleEndian(out + 7, h.sourceType, 1);
   putLittleEndian(out + 8, h.block, 4);
   putLittleEndian(out + 12, h.rhtSize, 2);
+  putLittleEndian(out + 14, h.valueFormat, 1);
   putLittleEndian(out + 16, h.count, 8);
   putLittleEndian(out + 24, floatBits(h.chunkScale), 4);
   putLittleEndian(out + 28, h.crc32c, 4);
   putLittleEndian(out + 32, h.seed, 8);
   putLittleEndian(out + 40, h.payloadBytes, 8);
+  putLittleEndian(out + 48, h.densityPpm, 4);
 }
 
-// Reads and checks what the header can check on its own (magic, version, reserved bytes,
-// known format and dtype). Throws CodecError(InvalidUsage) naming the first mismatch.
+// Reads and checks what the header can check on its own (magic, version, reserved bytes, known
+// format and dtype, topk fields zero on other formats). Throws CodecError(InvalidUsage) naming the
+// first mismatch.
 ChunkHeader readChunkHeader(const uint8_t* in, size_t bytes);
 
 }  // namespace qccl::codec

@@ -1,6 +1,7 @@
 #include "codecs/chunk_layout.h"
 
 #include "codecs/codec_error.h"
+#include "codecs/topk_layout.h"
 
 namespace qccl::codec {
 
@@ -30,6 +31,15 @@ ChunkLayout chunkLayout(const CodecSpec& spec, size_t count, qcclDataType_t dtyp
   const FormatInfo& info = formatInfo(spec.format);
   ChunkLayout l{};
   l.count = count;
+  if (spec.format == Format::TopK) {  // its sections are topkLayout's: all counted as elements
+    const TopkLayout t = topkLayout(spec, count);
+    l.paddedCount = count;
+    l.blocks = t.blocks;
+    l.scalesOffset = l.elementsOffset = kChunkHeaderBytes;
+    l.elementsBytes = t.totalBytes - kChunkHeaderBytes;
+    l.totalBytes = t.totalBytes;
+    return l;
+  }
   l.paddedCount = spec.rhtSize ? roundUp(count, spec.rhtSize) : count;
   l.blocks = spec.block ? (l.paddedCount + spec.block - 1) / spec.block : 0;
   l.scalesOffset = kChunkHeaderBytes;

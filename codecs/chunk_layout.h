@@ -30,7 +30,8 @@ struct ChunkLayout {
 bool isCodecDataType(int dtype);
 size_t dataTypeBytes(qcclDataType_t dtype);
 
-// Throws CodecError(InvalidArgument) for an unsupported dtype or an absurd count.
+// Throws CodecError(InvalidArgument) for an unsupported dtype or an absurd count. A topk chunk's
+// sections are topkLayout's (codecs/topk_layout.h); here its payload counts as elements.
 ChunkLayout chunkLayout(const CodecSpec& spec, size_t count, qcclDataType_t dtype);
 
 }  // namespace qccl::codec

@@ -7,17 +7,12 @@
 #include "codecs/chunk_layout.h"
 #include "codecs/codec_error.h"
 #include "codecs/cpu/kernels.h"
+#include "codecs/dense_sections.h"
+#include "codecs/topk_codec.h"
 
 namespace qccl::codec {
 
 namespace {
-
-float* scratchFor(const CodecSpec& spec) {
-  thread_local std::vector<float> scratch;
-  const size_t need = kernelScratchFloats(spec);
-  if (scratch.size() < need) scratch.resize(need);
-  return scratch.data();
-}
 
 bool overlaps(const void* a, size_t aBytes, const void* b, size_t bBytes) {
   const auto x = reinterpret_cast<uintptr_t>(a), y = reinterpret_cast<uintptr_t>(b);
@@ -35,7 +30,8 @@ void requireNonNull(const void* p, const char* what, size_t count) {
 // memory), and then a chunk that carries a CRC32C is refused.
 ChunkLayout checkChunk(const CodecSpec& spec, const ChunkHeader& h, size_t count, size_t inputBytes,
                        const uint8_t* payload, const KernelTable& kernels) {
-  const CodecSpec found{static_cast<Format>(h.format), spec.stochastic, h.rhtSize, h.block};
+  const CodecSpec found{static_cast<Format>(h.format),      spec.stochastic, h.rhtSize, h.block,
+                        static_cast<Format>(h.valueFormat), h.densityPpm};
   if (!(found == spec) || h.count != count) {
     throwCodecError(ErrorKind::InvalidUsage,
                     "chunk holds %llu elements of codec %s; this call expects %zu elements of %s",
@@ -48,7 +44,8 @@ ChunkLayout checkChunk(const CodecSpec& spec, const ChunkHeader& h, size_t count
                     "chunk: %zu bytes given, header declares %llu payload bytes, layout needs %zu",
                     inputBytes, static_cast<unsigned long long>(h.payloadBytes), layout.totalBytes);
   }
-  const bool needsChunkScale = spec.format == Format::NvFp4;
+  const Format scaled = spec.format == Format::TopK ? spec.valueFormat : spec.format;
+  const bool needsChunkScale = scaled == Format::NvFp4;
   const bool scaleOk = needsChunkScale ? (h.chunkScale > 0.0f && h.chunkScale <= 3.40282347e38f)
                                        : h.chunkScale == 1.0f;
   if (!scaleOk) {
@@ -72,6 +69,14 @@ ChunkLayout checkChunk(const CodecSpec& spec, const ChunkHeader& h, size_t count
 
 size_t encodedSize(const CodecSpec& spec, size_t count, qcclDataType_t dtype) {
   return chunkLayout(spec, count, dtype).totalBytes;
+}
+
+void requireDeviceKernels(const CodecSpec& spec) {
+  if (spec.format == Format::TopK) {
+    throwCodecError(ErrorKind::InvalidUsage,
+                    "codec %s: top-k selection runs on host memory only (no GPU kernel yet)",
+                    codecName(spec).c_str());
+  }
 }
 
 ChunkLayout checkEncode(const CodecSpec& spec, const void* input, size_t count,
@@ -109,27 +114,6 @@ void encode(const CodecSpec& spec, const void* input, size_t count, qcclDataType
             const KernelTable& kernels) {
   const ChunkLayout layout = checkEncode(spec, input, count, dtype, output, outputBytes, params);
   uint8_t* out = static_cast<uint8_t*>(output);
-  // The padding of each section is zeroed so that equal inputs give byte-identical chunks.
-  std::memset(out + layout.scalesOffset, 0, layout.scalesBytes);
-  if (layout.elementsBytes) {
-    std::memset(out + layout.elementsOffset + layout.elementsBytes - kSectionAlign, 0,
-                kSectionAlign);
-  }
-  EncodeJob job{};
-  job.spec = spec;
-  job.input = input;
-  job.inputType = dtype;
-  job.count = count;
-  job.paddedCount = layout.paddedCount;
-  job.scales = out + layout.scalesOffset;
-  job.elements = out + layout.elementsOffset;
-  job.seed = params.seed;
-  job.rank = params.rank;
-  job.call = params.call;
-  job.offset = params.offset;
-  job.residual = params.residual;
-  job.residualType = params.residualType;
-  job.scratch = scratchFor(spec);
   ChunkHeader h;
   h.format = static_cast<uint8_t>(spec.format);
   h.flags = uint8_t((spec.stochastic ? kFlagStochastic : 0) | (params.crc32c ? kFlagCrc32c : 0));
@@ -137,7 +121,11 @@ void encode(const CodecSpec& spec, const void* input, size_t count, qcclDataType
   h.block = spec.block;
   h.rhtSize = spec.rhtSize;
   h.count = count;
-  h.chunkScale = kernels.encode(job);
+  h.valueFormat = static_cast<uint8_t>(spec.valueFormat);
+  h.densityPpm = spec.densityPpm;
+  h.chunkScale = spec.format == Format::TopK
+                     ? encodeTopk(spec, input, count, dtype, out, params, kernels)
+                     : encodeSections(spec, layout, input, dtype, out, params, kernels);
   h.seed = params.seed;
   h.payloadBytes = layout.totalBytes - kChunkHeaderBytes;
   if (params.crc32c) h.crc32c = kernels.crc32c(0, out + kChunkHeaderBytes, h.payloadBytes);
@@ -173,21 +161,11 @@ void decode(const CodecSpec& spec, const void* input, size_t inputBytes, void* o
   const uint8_t* in = static_cast<const uint8_t*>(input);
   const ChunkHeader h = checkDecode(spec, in, input, inputBytes, output, count, dtype, accumulate,
                                     in ? in + kChunkHeaderBytes : nullptr, kernels);
-  const ChunkLayout layout = chunkLayout(spec, count, static_cast<qcclDataType_t>(h.sourceType));
-  DecodeJob job{};
-  job.spec = spec;
-  job.sourceType = static_cast<qcclDataType_t>(h.sourceType);
-  job.scales = in + layout.scalesOffset;
-  job.elements = in + layout.elementsOffset;
-  job.count = count;
-  job.paddedCount = layout.paddedCount;
-  job.chunkScale = h.chunkScale;
-  job.seed = h.seed;
-  job.output = output;
-  job.outputType = dtype;
-  job.accumulate = accumulate;
-  job.scratch = scratchFor(spec);
-  kernels.decode(job);
+  if (spec.format == Format::TopK)
+    return decodeTopk(spec, h, in, output, count, dtype, accumulate, kernels);
+  const qcclDataType_t sourceType = static_cast<qcclDataType_t>(h.sourceType);
+  decodeSections(spec, chunkLayout(spec, count, sourceType), sourceType, in, h.chunkScale, h.seed,
+                 output, dtype, accumulate, kernels);
 }
 
 }  // namespace qccl::codec

@@ -26,6 +26,10 @@ struct EncodeParams {
 
 size_t encodedSize(const CodecSpec& spec, size_t count, qcclDataType_t dtype);
 
+// Throws CodecError(InvalidUsage) for a codec the CUDA kernels do not implement: topk, whose
+// selection runs on the host only.
+void requireDeviceKernels(const CodecSpec& spec);
+
 // The checks encode makes before writing anything (throws CodecError); the chunk's layout.
 ChunkLayout checkEncode(const CodecSpec& spec, const void* input, size_t count,
                         qcclDataType_t dtype, const void* output, size_t outputBytes,

@@ -1,4 +1,5 @@
-// A codec spec "FORMAT[+sr][+rht[R]][/bN]" parsed into the settings the layout and kernels use.
+// A codec spec "FORMAT[+sr][+rht[R]][/bN]" or "topkD+FORMAT[/bN]" parsed into the settings the
+// layout and kernels use.
 #pragma once
 
 #include <cstdint>
@@ -11,13 +12,22 @@ namespace qccl::codec {
 
 constexpr uint32_t kMinBlock = 16;
 constexpr uint32_t kMaxBlock = 8192;
+// topk densities are whole parts per million: topk0.01 keeps 10000 ppm.
+constexpr uint32_t kPpm = 1000000;
 
 struct CodecSpec {
   Format format = Format::None;
   bool stochastic = false;  // +sr
   uint16_t rhtSize = 0;     // +rht run length R; 0 = no rotation
-  uint32_t block = 0;       // elements per block scale; 0 for element-wise formats
+  uint32_t block = 0;       // elements per block scale (topk: per selection); 0 for element-wise
+  // topk only (docs/CODECS.md, "Top-k"): the selected values' format, whose default block they
+  // take, and the fraction of each block kept.
+  Format valueFormat = Format::None;
+  uint32_t densityPpm = 0;
 };
+
+// The codec the values of a topk spec are encoded with.
+CodecSpec topkValueSpec(const CodecSpec& spec);
 
 bool operator==(const CodecSpec& a, const CodecSpec& b);
 

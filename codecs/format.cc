@@ -11,7 +11,7 @@ constexpr FormatInfo kFormats[kFormatCount] = {
     {"mxfp4", 4, 1, 32, true, true},     {"nvfp4", 4, 1, 16, true, true},
     {"fp4ue5m3", 4, 1, 16, false, true}, {"int8", 8, 4, 128, false, true},
     {"int4", 4, 4, 64, false, true},     {"sign1", 1, 4, 2048, false, false},
-    {"int2", 2, 4, 128, false, false},
+    {"int2", 2, 4, 128, false, false},   {"topk", 0, 0, 4096, false, false},
 };
 }  // namespace
 

@@ -21,14 +21,15 @@ enum class Format : uint8_t {
   Int4 = 10,
   Sign1 = 11,
   Int2 = 12,
+  TopK = 13,  // sparse: the selected values travel in another format (codecs/topk_layout.h)
 };
-constexpr int kFormatCount = 13;
+constexpr int kFormatCount = 14;
 
 struct FormatInfo {
   const char* name;
   uint8_t elementBits;    // 0: the input dtype's own width (format none)
   uint8_t scaleBytes;     // bytes of one block scale; 0 for element-wise formats
-  uint32_t defaultBlock;  // elements per block scale; 0 for element-wise formats
+  uint32_t defaultBlock;  // elements per block scale (topk: per selection); 0 for element-wise
   bool blockFixed;        // the block size is part of the format's specification (MX, NVFP4)
   bool allowsStochastic;
 };

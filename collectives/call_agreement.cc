@@ -10,17 +10,20 @@ namespace qccl::coll {
 
 namespace {
 
-// exact header | format | +sr | rht size (u16) | block (u32) | segment elements (u64)
+// exact header | format | +sr | rht size (u16) | block (u32) | segment elements (u64) |
+// topk's value format | 3 zero bytes | topk's density in ppm (u32)
 void describe(const Context& context, const CallShape& call, uint8_t* out) {
   writeExactHeader(out, call.dtype, call.op, call.kind, call.count);
   uint8_t* codec = out + kExactHeaderBytes;
-  std::memset(codec, 0, 16);
+  std::memset(codec, 0, kCallDescriptionBytes - kExactHeaderBytes);
   codec[0] = uint8_t(context.codec.format);
   codec[1] = context.codec.stochastic ? 1 : 0;
   for (int i = 0; i < 2; ++i) codec[2 + i] = uint8_t(context.codec.rhtSize >> (8 * i));
   for (int i = 0; i < 4; ++i) codec[4 + i] = uint8_t(context.codec.block >> (8 * i));
   const uint64_t segment = context.segmentElements;
   for (int i = 0; i < 8; ++i) codec[8 + i] = uint8_t(segment >> (8 * i));
+  codec[16] = uint8_t(context.codec.valueFormat);
+  for (int i = 0; i < 4; ++i) codec[20 + i] = uint8_t(context.codec.densityPpm >> (8 * i));
 }
 
 std::string codecText(const uint8_t* codec) {
@@ -30,6 +33,9 @@ std::string codecText(const uint8_t* codec) {
   spec.rhtSize = uint16_t(codec[2] | codec[3] << 8);
   spec.block = uint32_t(codec[4]) | uint32_t(codec[5]) << 8 | uint32_t(codec[6]) << 16 |
                uint32_t(codec[7]) << 24;
+  spec.valueFormat = codec::Format(codec[16]);
+  spec.densityPpm = uint32_t(codec[20]) | uint32_t(codec[21]) << 8 | uint32_t(codec[22]) << 16 |
+                    uint32_t(codec[23]) << 24;
   uint64_t segment = 0;
   for (int i = 0; i < 8; ++i) segment |= uint64_t(codec[8 + i]) << (8 * i);
   std::string name;

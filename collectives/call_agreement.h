@@ -1,4 +1,4 @@
-// Before a pipelined collective moves data, its ranks swap a 32-byte description of the call
+// Before a pipelined collective moves data, its ranks swap a 40-byte description of the call
 // (collective, dtype, op, count, codec, segment size) and compare them.
 //
 // A pipelined collective sends as many messages to each peer as the call's shape says, so ranks
@@ -16,8 +16,8 @@
 
 namespace qccl::coll {
 
-// The description's size: an exact header and the codec's 16 bytes.
-constexpr size_t kCallDescriptionBytes = kExactHeaderBytes + 16;
+// The description's size: an exact header and the codec's 24 bytes.
+constexpr size_t kCallDescriptionBytes = kExactHeaderBytes + 24;
 
 struct CallShape {
   MessageKind kind;  // which collective

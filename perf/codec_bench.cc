@@ -134,7 +134,7 @@ class RatioReporter : public benchmark::ConsoleReporter {
 std::vector<std::string> codecsFromArgs(int* argc, char** argv) {
   std::string list =
       "none,bf16,fp16,fp8e4m3,fp8e5m2,mxfp8,mxfp4,nvfp4,fp4ue5m3,int8,int4,int2,sign1,"
-      "fp8e4m3+sr,mxfp4+sr,nvfp4+rht,int4+rht";
+      "fp8e4m3+sr,mxfp4+sr,nvfp4+rht,int4+rht,topk0.01+int2,topk0.05+fp8e4m3,topk0.1+bf16";
   int kept = 1;
   for (int i = 1; i < *argc; ++i) {
     if (std::strncmp(argv[i], "--codecs=", 9) == 0) {

@@ -44,15 +44,16 @@ int main(int argc, char** argv) {
   std::vector<std::string> codecs;
   for (int i = 1; i < argc; ++i) codecs.push_back(argv[i]);
   if (codecs.empty()) {
-    codecs = {"bf16",         "fp16",        "fp8e4m3",   "fp8e5m2",   "mxfp8",
-              "mxfp4",        "nvfp4",       "fp4ue5m3",  "int8",      "int4",
-              "sign1",        "fp8e4m3+rht", "mxfp8+rht", "mxfp4+rht", "nvfp4+rht",
-              "fp4ue5m3+rht", "int8+rht",    "int4+rht",  "int2",      "int2+rht"};
+    codecs = {"bf16",          "fp16",          "fp8e4m3",          "fp8e5m2",     "mxfp8",
+              "mxfp4",         "nvfp4",         "fp4ue5m3",         "int8",        "int4",
+              "sign1",         "fp8e4m3+rht",   "mxfp8+rht",        "mxfp4+rht",   "nvfp4+rht",
+              "fp4ue5m3+rht",  "int8+rht",      "int4+rht",         "int2",        "int2+rht",
+              "topk0.01+int2", "topk0.01+int4", "topk0.05+fp8e4m3", "topk0.1+bf16"};
   }
   const char* kinds[] = {"gauss", "t3", "outliers"};
   std::vector<std::vector<float>> data;
   for (const char* k : kinds) data.push_back(makeData(k));
-  std::printf("%-14s %6s %10s %10s %10s\n", "codec", "ratio", "gauss", "t3", "outliers");
+  std::printf("%-17s %6s %10s %10s %10s\n", "codec", "ratio", "gauss", "t3", "outliers");
   std::vector<float> y(kCount);
   for (const std::string& spec : codecs) {
     qcclCodec_t codec;
@@ -60,7 +61,7 @@ int main(int argc, char** argv) {
     size_t bytes = 0;
     check(qcclCodecEncodedSize(codec, kCount, qcclFloat32, &bytes));
     std::vector<uint8_t> chunk(bytes);
-    std::printf("%-14s %6.2f", spec.c_str(), 4.0 * kCount / double(bytes));
+    std::printf("%-17s %6.2f", spec.c_str(), 4.0 * kCount / double(bytes));
     for (const std::vector<float>& x : data) {
       check(
           qcclEncode(codec, x.data(), kCount, qcclFloat32, chunk.data(), bytes, nullptr, nullptr));

@@ -326,6 +326,7 @@ auto withQuantizer(Format format, qcclDataType_t noneType, Fn&& fn) {
     case Format::Int8: return fn.template operator()<quant::IntQuantizer<8>>();
     case Format::Int4: return fn.template operator()<quant::IntQuantizer<4>>();
     case Format::Int2: return fn.template operator()<quant::Int2Quantizer>();
+    case Format::TopK:  // selects before any kernel runs (codecs/topk_codec.h): never here
     case Format::Sign1: break;
   }
   return fn.template operator()<quant::Sign1Quantizer>();

@@ -16,21 +16,24 @@ using codec::CodecSpec;
 using codec::ErrorKind;
 using codec::throwCodecError;
 
-// opaque[0]: tag (high 32 bits) | rhtSize << 16 | stochastic << 8 | format; opaque[1]: block.
+// opaque[0]: tag (high 32 bits) | rhtSize << 16 | stochastic << 8 | format;
+// opaque[1]: topk's value format << 56 | its density in ppm << 32 | block.
 constexpr uint64_t kHandleTag = uint64_t(0x7163636Cu) << 32;  // "qccl"
 
 qcclCodec_t packHandle(const CodecSpec& spec) {
   qcclCodec_t handle;
   handle.opaque[0] = kHandleTag | uint64_t(spec.rhtSize) << 16 |
                      uint64_t(spec.stochastic ? 1 : 0) << 8 | uint64_t(spec.format);
-  handle.opaque[1] = spec.block;
+  handle.opaque[1] =
+      uint64_t(spec.valueFormat) << 56 | uint64_t(spec.densityPpm) << 32 | spec.block;
   return handle;
 }
 
 CodecSpec unpackHandle(const qcclCodec_t& handle) {
   const uint64_t word = handle.opaque[0];
+  const uint64_t topk = handle.opaque[1] >> 32;
   if ((word & 0xFFFFFFFF00000000ull) != kHandleTag || ((word >> 9) & 0x7F) != 0 ||
-      handle.opaque[1] > 0xFFFFFFFFull) {
+      ((topk >> 20) & 0xF) != 0) {
     throwCodecError(ErrorKind::InvalidArgument, "codec handle was not filled by qcclCodecParse");
   }
   CodecSpec spec;
@@ -38,6 +41,8 @@ CodecSpec unpackHandle(const qcclCodec_t& handle) {
   spec.stochastic = (word >> 8) & 1;
   spec.rhtSize = static_cast<uint16_t>(word >> 16);
   spec.block = static_cast<uint32_t>(handle.opaque[1]);
+  spec.valueFormat = static_cast<codec::Format>(topk >> 24);
+  spec.densityPpm = static_cast<uint32_t>(topk & 0xFFFFF);
   codec::validateCodecSpec(spec);
   return spec;
 }

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <vector>
 
+#include "codecs/codec.h"
 #include "collectives/collectives.h"
 #include "collectives/host_executor.h"
 #include "src/common/error.h"
@@ -142,6 +143,7 @@ coll::Context makeContext(qcclComm& comm, const CallRoute& route, const codec::C
   if (route.placement.kind == coll::MemoryKind::Device) {
     comm.device->setStream(stream);
     if (route.route == Route::Stream) {
+      codec::requireDeviceKernels(spec);
       c.executor = comm.device.get();
       c.workspace = comm.deviceWorkspace.get();
     }

@@ -47,6 +47,7 @@ Scratch& scratchFor(cudaStream_t stream) {
 void encodeOnDevice(const codec::CodecSpec& spec, const void* input, size_t count,
                     qcclDataType_t dtype, void* output, size_t outputBytes,
                     const codec::EncodeParams& params, cudaStream_t stream) {
+  codec::requireDeviceKernels(spec);
   codec::checkEncode(spec, input, count, dtype, output, outputBytes, params);
   if (params.crc32c) {
     codec::throwCodecError(codec::ErrorKind::InvalidUsage,
@@ -61,6 +62,7 @@ void encodeOnDevice(const codec::CodecSpec& spec, const void* input, size_t coun
 void decodeOnDevice(const codec::CodecSpec& spec, const void* input, size_t inputBytes,
                     void* output, size_t count, qcclDataType_t dtype, bool accumulate,
                     cudaStream_t stream) {
+  codec::requireDeviceKernels(spec);
   uint8_t header[codec::kChunkHeaderBytes] = {};
   if (input != nullptr && inputBytes >= sizeof header) {
     check(cudaMemcpyAsync(header, input, sizeof header, cudaMemcpyDeviceToHost, stream),

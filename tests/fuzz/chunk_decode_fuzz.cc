@@ -15,10 +15,29 @@
 
 namespace {
 
-const char* const kSpecs[] = {
-    "none",       "bf16",     "fp16",      "fp8e4m3", "fp8e5m2",     "mxfp8",        "mxfp4",
-    "nvfp4",      "fp4ue5m3", "int8",      "int4",    "sign1",       "int4+rht",     "nvfp4+sr+rht",
-    "fp8e4m3+sr", "int4/b64", "int8/b128", "bf16+sr", "int4+rht256", "fp4ue5m3+rht", "int2"};
+const char* const kSpecs[] = {"none",
+                              "bf16",
+                              "fp16",
+                              "fp8e4m3",
+                              "fp8e5m2",
+                              "mxfp8",
+                              "mxfp4",
+                              "nvfp4",
+                              "fp4ue5m3",
+                              "int8",
+                              "int4",
+                              "sign1",
+                              "int4+rht",
+                              "nvfp4+sr+rht",
+                              "fp8e4m3+sr",
+                              "int4/b64",
+                              "int8/b128",
+                              "bf16+sr",
+                              "int4+rht256",
+                              "fp4ue5m3+rht",
+                              "int2",
+                              "topk0.05+int2/b64",
+                              "topk0.3+bf16/b128"};
 constexpr size_t kMaxCount = 1 << 16;
 
 void decodeOnce(qcclCodec_t codec, const uint8_t* chunk, size_t bytes, size_t count, int mode) {

@@ -74,9 +74,10 @@ class QcclCodec:
 
 def parse_chunk(chunk):
     """Splits a chunk per docs/CODECS.md: (header fields, scales bytes, elements bytes)."""
-    (magic, version, fmt, flags, dtype, block, rht, count, chunk_scale, crc, seed,
-     payload) = struct.unpack_from("<4sBBBBIHxxQfIQQ", chunk.tobytes(), 0)
+    (magic, version, fmt, flags, dtype, block, rht, value_format, count, chunk_scale, crc, seed,
+     payload, density_ppm) = struct.unpack_from("<4sBBBBIHBxQfIQQI", chunk.tobytes(), 0)
     header = dict(magic=magic, version=version, format=fmt, flags=flags, dtype=dtype,
                   block=block, rht=rht, count=count, chunk_scale=chunk_scale, crc=crc,
-                  seed=seed, payload=payload)
+                  seed=seed, payload=payload, value_format=value_format,
+                  density_ppm=density_ppm)
     return header, chunk[64:]

@@ -76,7 +76,8 @@ TEST_P(Dtypes, DecodeAccumulateAddsTheDecodedValues) {
 
 INSTANTIATE_TEST_SUITE_P(Codecs, Dtypes,
                          ::testing::Values("none", "bf16", "fp16", "fp8e4m3", "mxfp4", "nvfp4",
-                                           "int8", "sign1", "nvfp4+rht", "int2"),
+                                           "int8", "sign1", "nvfp4+rht", "int2",
+                                           "topk0.1+int4/b512"),
                          SpecName());
 
 }  // namespace

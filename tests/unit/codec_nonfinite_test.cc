@@ -17,6 +17,8 @@ TEST_P(NonFinite, MarksOnlyItsBlock) {
   // The unit a bad value spoils: its block, widened to whole +rht runs when rotated.
   const size_t unit = spec.rhtSize ? std::max<size_t>(block, spec.rhtSize) : block;
   const std::vector<float> clean = gaussian(count, 11);
+  // topk marks its selection blocks as the block-scaled formats mark theirs.
+  const bool blockWise = isBlockScaled(spec.format) || spec.format == Format::TopK;
   for (float bad : {NAN, INFINITY, -INFINITY}) {
     // Every position of the second unit (a stride through the long ones).
     const size_t stride = unit <= 64 ? 1 : unit / 61;
@@ -29,7 +31,7 @@ TEST_P(NonFinite, MarksOnlyItsBlock) {
       const std::vector<float> y = decodeVec(spec, encodeVec(spec, x, params), count);
       for (size_t i = 0; i < count; ++i) {
         const bool inBadUnit = i / unit == pos / unit;
-        if (!isBlockScaled(spec.format)) {
+        if (!blockWise) {
           // Element-wise formats carry the value itself: NaN stays NaN, +-Inf stays +-Inf.
           if (i == pos) {
             ASSERT_TRUE(std::isnan(bad) ? std::isnan(y[i]) : y[i] == bad) << i;
@@ -41,7 +43,7 @@ TEST_P(NonFinite, MarksOnlyItsBlock) {
         } else {
           ASSERT_TRUE(std::isfinite(y[i])) << GetParam() << " bad at " << pos << ", i=" << i;
         }
-        const bool keepsResidual = isBlockScaled(spec.format) ? inBadUnit : i == pos;
+        const bool keepsResidual = blockWise ? inBadUnit : i == pos;
         if (keepsResidual)
           ASSERT_EQ(residual[i], 0.25f) << "residual of a non-finite block changed";
         else
@@ -55,7 +57,8 @@ INSTANTIATE_TEST_SUITE_P(Codecs, NonFinite,
                          ::testing::Values("none", "bf16", "fp16", "fp8e4m3", "fp8e5m2", "mxfp8",
                                            "mxfp4", "nvfp4", "fp4ue5m3", "int8", "int4", "sign1",
                                            "fp8e4m3+sr", "nvfp4+rht", "int4+rht", "mxfp4+rht256",
-                                           "sign1/b64", "int2", "int2+rht/b64"),
+                                           "sign1/b64", "int2", "int2+rht/b64",
+                                           "topk0.05+fp8e4m3/b64"),
                          SpecName());
 
 }  // namespace

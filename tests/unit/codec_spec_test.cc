@@ -1,4 +1,5 @@
-// Codec spec parsing: the grammar FORMAT[+sr][+rht[R]][/bN], canonical names, and clear errors.
+// Codec spec parsing: the grammars FORMAT[+sr][+rht[R]][/bN] and topkD+FORMAT[/bN], canonical
+// names, and clear errors.
 #include <gtest/gtest.h>
 
 #include "codecs/codec_error.h"
@@ -24,6 +25,13 @@ TEST(CodecSpec, ParsesFormatsAndModifiers) {
   EXPECT_EQ(s.block, 512u);
   EXPECT_EQ(parseCodecSpec("none").block, 0u);
   EXPECT_EQ(parseCodecSpec("sign1").block, 2048u);
+  s = parseCodecSpec("topk0.01+int2");
+  EXPECT_EQ(s.format, Format::TopK);
+  EXPECT_EQ(s.valueFormat, Format::Int2);
+  EXPECT_EQ(s.densityPpm, 10000u);
+  EXPECT_EQ(s.block, 4096u);
+  EXPECT_EQ(topkValueSpec(s), parseCodecSpec("int2"));
+  EXPECT_EQ(parseCodecSpec("topk0.25+mxfp4/b1024").block, 1024u);
 }
 
 TEST(CodecSpec, CanonicalNamesRoundTrip) {
@@ -34,6 +42,11 @@ TEST(CodecSpec, CanonicalNamesRoundTrip) {
       {"nvfp4+rht64", "nvfp4+rht"},
       {"Bf16+SR", "bf16+sr"},
       {"sign1/b4096", "sign1/b4096"},
+      {"TOPK0.010+INT2", "topk0.01+int2"},
+      {"topk.05+fp8e4m3/b4096", "topk0.05+fp8e4m3"},
+      {"topk1.0+bf16/b16", "topk1+bf16/b16"},
+      {"topk0.000001+nvfp4/b8192", "topk0.000001+nvfp4/b8192"},
+      {"topk0.123456+sign1", "topk0.123456+sign1"},
   };
   for (const auto& [in, canonical] : cases) {
     const CodecSpec s = parseCodecSpec(in);
@@ -68,6 +81,24 @@ TEST(CodecSpec, RejectsWithAMessage) {
       {"int8+rhtx", "bad +rht size"},
       {"int8/b64+sr", "unexpected"},
       {"int8/b64/b64", "unexpected"},
+      {"topk", "needs a value format"},
+      {"topk0.01", "needs a value format"},
+      {"topk0+int2", "in (0, 1]"},
+      {"topk1.5+int2", "in (0, 1]"},
+      {"topk0.0000001+int2", "six decimals"},
+      {"topk+int2", "six decimals"},
+      {"topk.+int2", "six decimals"},
+      {"topk-0.1+int2", "six decimals"},
+      {"topk0.1.1+int2", "six decimals"},
+      {"topk0.01+none", "any format but none and topk"},
+      {"topk0.01+topk", "any format but none and topk"},
+      {"topk0.01+fp7", "unknown format"},
+      {"topk0.01+int2+sr", "no modifiers"},
+      {"topk0.01+int4+rht", "no modifiers"},
+      {"topk0.01+int2/b100", "multiple of 16"},
+      {"topk0.01+int2/b16384", "multiple of 16"},
+      {"topk0.01+int2/x", "unexpected"},
+      {"topk0.01+int2/b64/b64", "unexpected"},
   };
   for (const auto& [spec, fragment] : cases) {
     try {
@@ -79,6 +110,24 @@ TEST(CodecSpec, RejectsWithAMessage) {
           << "'" << spec << "': " << e.what();
     }
   }
+}
+
+// Fields built one by one (an API handle) are checked like a parsed spec.
+TEST(CodecSpec, ValidatesTopkFields) {
+  CodecSpec s = parseCodecSpec("topk0.01+int2");
+  s.stochastic = true;
+  EXPECT_THROW(validateCodecSpec(s), CodecError);
+  s = parseCodecSpec("topk0.01+int2");
+  s.densityPpm = kPpm + 1;
+  EXPECT_THROW(validateCodecSpec(s), CodecError);
+  s.densityPpm = 0;
+  EXPECT_THROW(validateCodecSpec(s), CodecError);
+  s = parseCodecSpec("int2");
+  s.densityPpm = 10;  // a topk field on a dense format
+  EXPECT_THROW(validateCodecSpec(s), CodecError);
+  s = parseCodecSpec("int2");
+  s.valueFormat = Format::Int4;
+  EXPECT_THROW(validateCodecSpec(s), CodecError);
 }
 
 }  // namespace

@@ -41,7 +41,8 @@ INSTANTIATE_TEST_SUITE_P(Codecs, KernelTargets,
                          ::testing::Values("none", "bf16", "fp16", "fp8e4m3", "fp8e5m2", "mxfp8",
                                            "mxfp4", "nvfp4", "fp4ue5m3", "int8", "int4", "sign1",
                                            "bf16+sr", "fp8e4m3+sr", "mxfp4+sr", "nvfp4+sr+rht",
-                                           "int4+sr+rht128", "fp4ue5m3+rht", "int2", "int2+rht"),
+                                           "int4+sr+rht128", "fp4ue5m3+rht", "int2", "int2+rht",
+                                           "topk0.01+int2", "topk0.2+nvfp4/b256"),
                          SpecName());
 
 TEST(KernelTargets, ListsPortableFirst) {
