@@ -20,6 +20,8 @@ void allreduce(Context& context, const ReduceArgs& args, bool compressed,
     allreduceRing(context, args);
   } else if (algorithm == AllreduceAlgorithm::Hier) {
     allreduceHier(context, args, hierGroupSize);
+  } else if (algorithm == AllreduceAlgorithm::Gather) {
+    allreduceGather(context, args);
   } else {
     allreduceSra(context, args);
   }

@@ -12,6 +12,7 @@ void allreduceExact(Context& context, const ReduceArgs& args);
 void allreduceSra(Context& context, const ReduceArgs& args);
 void allreduceRing(Context& context, const ReduceArgs& args);
 void allreduceHier(Context& context, const ReduceArgs& args, int groupSize);
+void allreduceGather(Context& context, const ReduceArgs& args);
 
 // hier's subgroups of `whole` (groupSize must divide its size): this rank's group of groupSize
 // consecutive ranks, and the ranks at this rank's place in every group.

@@ -8,7 +8,7 @@
 
 namespace qccl::coll {
 
-enum class AllreduceAlgorithm { Sra, Ring, Hier };
+enum class AllreduceAlgorithm { Sra, Ring, Hier, Gather };
 
 struct ReduceArgs {
   const void* send;

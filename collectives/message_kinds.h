@@ -17,9 +17,10 @@ enum class MessageKind : uint8_t {
   Broadcast = 7,
   AlltoallBlock = 8,
   Barrier = 9,
-  SraCall = 10,            // call agreement of the compressed allreduce
-  ReduceScatterCall = 11,  // ... of the compressed reduce-scatter
-  AllgatherCall = 12,      // ... of the compressed allgather
+  SraCall = 10,              // call agreement of the compressed allreduce
+  ReduceScatterCall = 11,    // ... of the compressed reduce-scatter
+  AllgatherCall = 12,        // ... of the compressed allgather
+  GatherAllreduceCall = 13,  // ... of the compressed allreduce by allgather
 };
 
 }  // namespace qccl::coll

@@ -98,7 +98,7 @@ typedef struct {
   unsigned int version;
   const char* codec;     /* codec spec, e.g. "fp8e4m3", "nvfp4+rht"; "none" = exact */
   const char* transport; /* "auto", "ucx", "mpi", "local" (ranks as threads of one process) */
-  const char* algorithm; /* allreduce: "sra" (scatter-reduce-allgather), "ring", "hier" */
+  const char* algorithm; /* allreduce: "sra" (scatter-reduce-allgather), "ring", "hier", "gather" */
   size_t minBytes;       /* messages smaller than this go exact; QCCL_MIN_BYTES_AUTO */
   int errorFeedback;     /* 1 on, 0 off */
   int efDtype;           /* residual storage: qcclFloat32 or qcclBfloat16 */

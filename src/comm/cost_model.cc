@@ -103,6 +103,30 @@ Prediction sraAllreduce(const CostInputs& in, size_t count, qcclDataType_t dtype
       (n - 1) * coll::kCallDescriptionBytes + toOwners + (n - 1) * mine.bytes, cpu, mine.segments);
 }
 
+// The bytes sra's busiest rank (the owner of the first, largest chunk) sends: every peer's chunk
+// to it, then its own reduced chunk to every peer.
+size_t sraSentBytes(const CostInputs& in, size_t count, qcclDataType_t dtype,
+                    const codec::CodecSpec& codec) {
+  const std::vector<coll::Span> spans = coll::partition(count, in.nranks, coll::chunkUnit(codec));
+  size_t bytes = (size_t(in.nranks) - 1) * chunkCost(in, codec, spans[0].size(), qcclFloat32).bytes;
+  for (size_t p = 1; p < spans.size(); ++p)
+    bytes += chunkCost(in, codec, spans[p].size(), dtype).bytes;
+  return bytes;
+}
+
+// gather: the whole vector encoded once and sent to every peer; all n chunks decoded and added.
+Prediction gatherAllreduce(const CostInputs& in, size_t count, qcclDataType_t dtype,
+                           const codec::CodecSpec& codec) {
+  const size_t n = size_t(in.nranks);
+  const HostRates& r = in.rates;
+  const ChunkCost whole = chunkCost(in, codec, count, dtype);
+  const double cpu =
+      double(count) / r.encode + double(n * count) / r.decode + double(count) / r.copy;
+  return combine(in.link.exchangeSeconds(coll::kCallDescriptionBytes),
+                 in.link.exchangeSeconds(whole.bytes),
+                 (n - 1) * (coll::kCallDescriptionBytes + whole.bytes), cpu, whole.segments);
+}
+
 // ring: 2(n-1) steps, each waiting for the one before: a chunk to the right neighbour (as many
 // bytes out as an exchange of chunk / (n-1) with every peer), decoded, added and re-encoded in
 // the reduce-scatter half, forwarded as it is in the allgather half; every chunk decoded at the
@@ -193,6 +217,10 @@ Prediction predictCompressed(const CostInputs& in, CollectiveKind kind, size_t c
   switch (kind) {
     case CollectiveKind::AllReduce:
       if (in.algorithm == coll::AllreduceAlgorithm::Ring) return ringAllreduce(in, count, codec);
+      if (compressedAllreduceAlgorithm(in.algorithm, in.nranks, in.segmentElements, count, dtype,
+                                       codec) == coll::AllreduceAlgorithm::Gather) {
+        return gatherAllreduce(in, count, dtype, codec);
+      }
       if (in.algorithm == coll::AllreduceAlgorithm::Hier && in.groupSize > 0) {
         return hierAllreduce(in, count, codec);
       }
@@ -212,6 +240,22 @@ Prediction predictCompressed(const CostInputs& in, CollectiveKind kind, size_t c
     }
   }
   return {};
+}
+
+coll::AllreduceAlgorithm compressedAllreduceAlgorithm(coll::AllreduceAlgorithm configured,
+                                                      int nranks, size_t segmentElements,
+                                                      size_t count, qcclDataType_t dtype,
+                                                      const codec::CodecSpec& codec) {
+  if (configured != coll::AllreduceAlgorithm::Sra || codec.format != codec::Format::TopK ||
+      nranks < 2) {
+    return configured;
+  }
+  CostInputs in;
+  in.nranks = nranks;
+  in.segmentElements = segmentElements;
+  const size_t gather = size_t(nranks - 1) * chunkCost(in, codec, count, dtype).bytes;
+  return gather <= sraSentBytes(in, count, dtype, codec) ? coll::AllreduceAlgorithm::Gather
+                                                         : configured;
 }
 
 size_t crossoverBytes(const CostInputs& in, CollectiveKind kind, qcclDataType_t dtype,

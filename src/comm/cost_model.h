@@ -65,6 +65,15 @@ Prediction predictExact(const CostInputs& in, CollectiveKind kind, size_t count,
 Prediction predictCompressed(const CostInputs& in, CollectiveKind kind, size_t count,
                              qcclDataType_t dtype, const codec::CodecSpec& codec);
 
+// The algorithm a compressed allreduce runs with the configured one: for a topk codec, gather
+// where its busiest rank sends no more bytes than sra's (two ranks), so that the sparse
+// contributions are summed without the owner's second sparsification (docs/ALGORITHMS.md).
+// Depends on the call's shape only, so every rank picks the same.
+coll::AllreduceAlgorithm compressedAllreduceAlgorithm(coll::AllreduceAlgorithm configured,
+                                                      int nranks, size_t segmentElements,
+                                                      size_t count, qcclDataType_t dtype,
+                                                      const codec::CodecSpec& codec);
+
 // The smallest call, in bytes of its larger buffer (what QCCL_MIN_BYTES compares), from which the
 // compressed path is predicted at least 10% faster than the exact one at every larger size up to
 // 2^40 bytes; SIZE_MAX when it never is.

@@ -18,7 +18,9 @@ coll::AllreduceAlgorithm parseAlgorithm(const std::string& name) {
   if (name == "sra") return coll::AllreduceAlgorithm::Sra;
   if (name == "ring") return coll::AllreduceAlgorithm::Ring;
   if (name == "hier") return coll::AllreduceAlgorithm::Hier;
-  throwError(qcclInvalidArgument, "algorithm '%s' is not one of sra, ring, hier", name.c_str());
+  if (name == "gather") return coll::AllreduceAlgorithm::Gather;
+  throwError(qcclInvalidArgument, "algorithm '%s' is not one of sra, ring, hier, gather",
+             name.c_str());
 }
 
 qcclDataType_t parseEfDtype(const std::string& name) {

@@ -13,7 +13,7 @@ namespace qccl {
 namespace params {
 const Param kCodec{"QCCL_CODEC", "none", "codec spec, e.g. fp8e4m3, nvfp4+rht; none = exact"};
 const Param kTransport{"QCCL_TRANSPORT", "auto", "auto, ucx, mpi, local"};
-const Param kAlgo{"QCCL_ALGO", "sra", "allreduce algorithm: sra, ring, hier"};
+const Param kAlgo{"QCCL_ALGO", "sra", "allreduce algorithm: sra, ring, hier, gather"};
 const Param kMinBytes{"QCCL_MIN_BYTES", "auto",
                       "messages smaller than this go exact; auto: the cost model decides"};
 const Param kOps{"QCCL_OPS", "all",

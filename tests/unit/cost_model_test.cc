@@ -161,5 +161,29 @@ TEST(CostModel, ACodecSlowerThanTheLinkNeverPays) {
       SIZE_MAX);
 }
 
+// The plan's choice for topk: gather exactly where it sends no more than sra: always on two
+// ranks; on more only where the per-chunk headers of sra's n chunks outweigh the data.
+TEST(CostModel, TopkAllreduceGathersWhereItSendsLess) {
+  const codec::CodecSpec topk = codec::parseCodecSpec("topk0.01+int2");
+  auto algorithm = [&](int n, size_t count) {
+    return compressedAllreduceAlgorithm(coll::AllreduceAlgorithm::Sra, n, 262144, count,
+                                        qcclFloat32, topk);
+  };
+  for (size_t count : {size_t(1), size_t(4096), size_t(1) << 20, size_t(1) << 26}) {
+    EXPECT_EQ(algorithm(2, count), coll::AllreduceAlgorithm::Gather) << count;
+  }
+  for (int n : {3, 4, 8}) {
+    EXPECT_EQ(algorithm(n, 1000), coll::AllreduceAlgorithm::Gather) << n;
+    EXPECT_EQ(algorithm(n, size_t(1) << 20), coll::AllreduceAlgorithm::Sra) << n;
+    EXPECT_EQ(algorithm(n, size_t(1) << 26), coll::AllreduceAlgorithm::Sra) << n;
+  }
+  EXPECT_EQ(compressedAllreduceAlgorithm(coll::AllreduceAlgorithm::Sra, 2, 262144, 1 << 20,
+                                         qcclFloat32, codec::parseCodecSpec("int4")),
+            coll::AllreduceAlgorithm::Sra);
+  EXPECT_EQ(compressedAllreduceAlgorithm(coll::AllreduceAlgorithm::Ring, 2, 262144, 1 << 20,
+                                         qcclFloat32, topk),
+            coll::AllreduceAlgorithm::Ring);
+}
+
 }  // namespace
 }  // namespace qccl
