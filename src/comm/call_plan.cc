@@ -130,9 +130,12 @@ CallPlan planCall(const Settings& settings, const CommShape& comm, const Reducti
   plan.bytes = call.count * sendFactor * recvFactor * coll::dataTypeSize(call.dtype);
   plan.exactReason = exactReason(settings, comm, call, options, plan.bytes);
   plan.keepOwnShardExact = (options.flags & QCCL_CALL_KEEP_OWN_SHARD) != 0;
-  plan.algorithm =
-      compressedAllreduceAlgorithm(allreduceAlgorithm(settings, comm), comm.nranks,
-                                   settings.segmentElements, call.count, call.dtype, options.codec);
+  plan.algorithm = allreduceAlgorithm(settings, comm);
+  if (plan.compressed() && call.kind == CollectiveKind::AllReduce) {
+    plan.algorithm =
+        compressedAllreduceAlgorithm(plan.algorithm, comm.nranks, settings.segmentElements,
+                                     call.count, call.dtype, options.codec);
+  }
   plan.hierGroupSize = comm.hierGroupSize;
   if (settings.algorithm == coll::AllreduceAlgorithm::Hier && comm.hierGroupSize == 0) {
     QCCL_WARN("hier: ranks do not split into even groups; using sra");

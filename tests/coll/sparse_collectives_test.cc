@@ -164,6 +164,27 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"int4", "gather", 4, 4099, qcclBfloat16, qcclAvg, false}),
     [](const auto& info) { return caseName(info.param); });
 
+// A topk communicator's exact calls (other dtypes, QCCL_CALL_EXACT) never reach the codec.
+TEST(SparseAllreduce, ExactCallsOnATopkCommunicator) {
+  CommOptions options;
+  options.codec = "topk0.01+int2";
+  runRanks(2, options, [&](int r, qcclComm_t comm) {
+    double local = r + 1.0, sum = 0;
+    int32_t counted = r + 1, total = 0;
+    qcclCallConfig_t exact = QCCL_CALL_CONFIG_INITIALIZER;
+    exact.flags = QCCL_CALL_EXACT;
+    float x = 1.5f, y = 0;
+    const bool ok =
+        qcclAllReduce(&local, &sum, 1, qcclFloat64, qcclSum, comm, nullptr) == qcclSuccess &&
+        qcclAllReduce(&counted, &total, 1, qcclInt32, qcclSum, comm, nullptr) == qcclSuccess &&
+        qcclAllReduceEx(&x, &y, 1, qcclFloat32, qcclSum, comm, nullptr, &exact) == qcclSuccess;
+    if (!ok) ADD_FAILURE() << "rank " << r << ": " << qcclGetLastError(nullptr);
+    EXPECT_EQ(sum, 3.0);
+    EXPECT_EQ(total, 3);
+    EXPECT_EQ(y, 3.0f);
+  });
+}
+
 // Reduce-scatter: share r summed in rank order (its own part exact); allgather: every shard's
 // decode, the own one too.
 TEST(SparseShardedCollectives, ReduceScatterAndAllgatherReplayed) {
