@@ -168,7 +168,7 @@ Options parse(int argc, char** argv) {
       o.codecs.clear();
       if (list == "all") {
         o.codecs = {"none",  "bf16",     "fp16", "fp8e4m3", "fp8e5m2", "mxfp8", "mxfp4",
-                    "nvfp4", "fp4ue5m3", "int8", "int4",    "int2",    "sign1"};
+                    "nvfp4", "fp4ue5m3", "int8", "int4",    "int2",    "sign1", "topk0.01+int2"};
       } else {
         size_t start = 0;
         while (start <= list.size()) {
