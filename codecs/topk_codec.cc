@@ -16,10 +16,6 @@ namespace {
 constexpr uint32_t kAbsMask = 0x7FFFFFFFu;
 constexpr uint32_t kInfinityBits = 0x7F800000u;
 constexpr uint32_t kNanBits = 0x7FC00000u;  // what a non-finite block decodes to, as dense ones
-// The selection's histogram bins the top 11 bits of a finite key (exponent and 3 mantissa bits):
-// fine enough that the threshold's bin holds few keys to order.
-constexpr int kBinShift = 20;
-constexpr int kBins = 2048;
 
 float toFloat(const void* data, qcclDataType_t type, size_t i) {
   if (type == qcclFloat32) return static_cast<const float*>(data)[i];
@@ -127,55 +123,107 @@ TopkBuffers& buffers() {
 
 }  // namespace
 
-bool selectTopk(const float* p, uint32_t length, uint32_t keep, TopkScratch& scratch,
-                uint16_t* positions) {
-  // Two passes over the block: the keys with their histogram, then the indices at or above the
-  // threshold's bin; the threshold T (the keep-th largest key) is then found among that bin's few
-  // keys, and only the gathered indices are compared with it.
-  scratch.keys.resize(length);
-  scratch.candidates.resize(length);
-  scratch.indices.resize(length);
-  uint32_t* keys = scratch.keys.data();
-  uint32_t histogram[kBins] = {};
-  uint32_t largest = 0;
-  for (uint32_t i = 0; i < length; ++i) {
-    keys[i] = floatBits(p[i]) & kAbsMask;
-    ++histogram[keys[i] >> kBinShift];
-    largest = keys[i] > largest ? keys[i] : largest;
+namespace {
+
+// A histogram of keys bins their top 11 bits (exponent and 3 mantissa bits).
+constexpr int kBinShift = 20;
+constexpr int kBins = 2048;
+
+// The keep-th largest of m keys, and how many keys are larger. Many keys are first narrowed to
+// the threshold's histogram bin, since ordering is the costly part.
+struct Threshold {
+  uint32_t key;
+  uint32_t greater;
+};
+Threshold kthLargest(const uint32_t* keys, uint32_t m, uint32_t keep, uint32_t* work) {
+  uint32_t above = 0, inBin = m;
+  if (m > 256) {
+    uint32_t histogram[kBins] = {};
+    for (uint32_t j = 0; j < m; ++j) ++histogram[keys[j] >> kBinShift];
+    uint32_t bin = kBins - 1;
+    while (above + histogram[bin] < keep) above += histogram[bin--];
+    inBin = 0;
+    for (uint32_t j = 0; j < m; ++j) {
+      work[inBin] = keys[j];
+      inBin += keys[j] >> kBinShift == bin;
+    }
+  } else {
+    std::copy(keys, keys + m, work);
   }
-  if (largest >= kInfinityBits) return false;
-  if (keep >= length) {
-    for (uint32_t i = 0; i < length; ++i) positions[i] = uint16_t(i);
-    return true;
-  }
-  uint32_t bin = kBins - 1, above = 0;
-  while (above + histogram[bin] < keep) above += histogram[bin--];
-  uint16_t* gathered = scratch.indices.data();
-  uint32_t m = 0;
-  for (uint32_t i = 0; i < length; ++i) {  // without a branch: most keys are below the bin
-    gathered[m] = uint16_t(i);
-    m += keys[i] >> kBinShift >= bin;
-  }
-  uint32_t* c = scratch.candidates.data();
-  uint32_t inBin = 0;
-  for (uint32_t j = 0; j < m; ++j) {
-    const uint32_t key = keys[gathered[j]];
-    if (key >> kBinShift == bin) c[inBin++] = key;
-  }
-  const uint32_t need = keep - above;  // of this bin, in [1, inBin]
-  std::nth_element(c, c + (need - 1), c + inBin, std::greater<uint32_t>());
-  const uint32_t threshold = c[need - 1];
-  const uint32_t greaterInBin =
-      uint32_t(std::count_if(c, c + inBin, [threshold](uint32_t k) { return k > threshold; }));
-  uint32_t equalToTake = need - greaterInBin, n = 0;
-  for (uint32_t j = 0; j < m && n < keep; ++j) {
-    const uint32_t key = keys[gathered[j]];
-    const bool equal = key == threshold;
-    const bool take = key > threshold || (equal && equalToTake > 0);
+  const uint32_t need = keep - above;  // in [1, inBin]
+  std::nth_element(work, work + (need - 1), work + inBin, std::greater<uint32_t>());
+  const uint32_t key = work[need - 1];
+  return {key, above + uint32_t(std::count_if(work, work + inBin,
+                                              [key](uint32_t k) { return k > key; }))};
+}
+
+// Of m gathered indices, ascending, that hold the keep largest keys (every index left out has a
+// smaller key than every one gathered), writes those keep to positions: in index order every key
+// above the keep-th largest T and the first keys equal to it.
+void keepLargest(const uint16_t* gathered, const uint32_t* keys, uint32_t m, uint32_t keep,
+                 uint32_t* work, uint16_t* positions) {
+  const Threshold t = kthLargest(keys, m, keep, work);
+  uint32_t equalToTake = keep - t.greater, n = 0;
+  for (uint32_t j = 0; j < m && n < keep; ++j) {  // without a branch on the data
+    const bool equal = keys[j] == t.key;
+    const bool take = keys[j] > t.key || (equal && equalToTake > 0);
     positions[n] = gathered[j];
     n += take;
     equalToTake -= equal && take;
   }
+}
+
+// The keys' histogram bins their top 11 bits (exponent and 3 mantissa bits): every index in or
+// above the bin of the keep-th largest is gathered.
+uint32_t gatherByHistogram(const float* p, uint32_t length, uint32_t keep, TopkScratch& s) {
+  uint32_t histogram[kBins] = {};
+  for (uint32_t i = 0; i < length; ++i) ++histogram[(floatBits(p[i]) & kAbsMask) >> kBinShift];
+  uint32_t bin = kBins - 1, above = 0;
+  while (above + histogram[bin] < keep) above += histogram[bin--];
+  uint32_t m = 0;
+  for (uint32_t i = 0; i < length; ++i) {
+    const uint32_t key = floatBits(p[i]) & kAbsMask;
+    s.indices[m] = uint16_t(i);
+    s.candidates[m] = key;
+    m += key >> kBinShift >= bin;
+  }
+  return m;
+}
+
+}  // namespace
+
+bool selectTopk(const float* p, uint32_t length, uint32_t keep, TopkScratch& scratch,
+                uint16_t* positions) {
+  scratch.candidates.resize(length);
+  scratch.indices.resize(length);
+  scratch.keys.resize(length);
+  // One pass gathers every index whose key reaches an estimate t0 of the threshold, from a fixed
+  // sample of the block (every 16th key) set so that about twice keep are expected to reach it;
+  // the exact selection then orders only those. Should fewer than keep reach t0, or the block
+  // keep too many for a sample to help, a histogram of the keys places the threshold instead.
+  // Either way the result is the definition's: the estimate only bounds where to look.
+  constexpr uint32_t kStride = 16;
+  const uint32_t samples = length / kStride;
+  const uint64_t rank = (2 * uint64_t(keep) * samples + length - 1) / length + 2;
+  uint32_t estimate = 0;
+  if (keep < length && rank < samples) {
+    uint32_t* sample = scratch.keys.data();
+    for (uint32_t j = 0; j < samples; ++j) sample[j] = floatBits(p[j * kStride]) & kAbsMask;
+    std::nth_element(sample, sample + (rank - 1), sample + samples, std::greater<uint32_t>());
+    estimate = sample[rank - 1];
+  }
+  uint32_t largest = 0, m = 0;
+  for (uint32_t i = 0; i < length; ++i) {  // without a branch: few keys reach the estimate
+    const uint32_t key = floatBits(p[i]) & kAbsMask;
+    largest = key > largest ? key : largest;
+    scratch.indices[m] = uint16_t(i);
+    scratch.candidates[m] = key;
+    m += key >= estimate;
+  }
+  if (largest >= kInfinityBits) return false;
+  if (m < keep) m = gatherByHistogram(p, length, keep, scratch);
+  keepLargest(scratch.indices.data(), scratch.candidates.data(), m, keep, scratch.keys.data(),
+              positions);
   return true;
 }
 

@@ -16,9 +16,9 @@ namespace qccl::codec {
 
 // The working memory of one block's selection.
 struct TopkScratch {
-  std::vector<uint32_t> keys;        // |p| bits, one per element
-  std::vector<uint32_t> candidates;  // keys in the threshold's histogram bin
-  std::vector<uint16_t> indices;     // of the keys at or above that bin
+  std::vector<uint16_t> indices;     // gathered: those that may be among the largest
+  std::vector<uint32_t> candidates;  // their keys (|p| bits)
+  std::vector<uint32_t> keys;        // a sample, then a copy of candidates to order
 };
 
 // Writes to positions, ascending, the indices of the keep elements of p[0, length) with the

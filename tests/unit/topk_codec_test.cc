@@ -47,6 +47,19 @@ TEST(TopkSelect, MatchesASortWithTiesToTheLowerIndex) {
   }
 }
 
+// The selection estimates its threshold from every 16th key; a block whose sampled keys are its
+// largest makes the estimate too high, and the exact fallback must still give the definition.
+TEST(TopkSelect, MatchesASortWhenTheSampleMisleads) {
+  codec::TopkScratch scratch;
+  std::vector<float> p(4096);
+  for (size_t i = 0; i < p.size(); ++i) p[i] = i % 16 == 0 ? 1000.0f + float(i) : float(i % 7);
+  for (uint32_t keep : {1u, 41u, 300u, 1000u}) {
+    std::vector<uint16_t> got(keep);
+    ASSERT_TRUE(codec::selectTopk(p.data(), 4096, keep, scratch, got.data()));
+    ASSERT_EQ(got, sortedSelection(p, keep)) << "keep " << keep;
+  }
+}
+
 TEST(TopkSelect, RefusesNonFiniteBlocks) {
   codec::TopkScratch scratch;
   std::vector<uint16_t> positions(4, 0xBEEF);
