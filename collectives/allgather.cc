@@ -1,7 +1,10 @@
 // Allgather (docs/ALGORITHMS.md). Compressed: each rank encodes its shard once (worker error
 // feedback) and sends the bytes to everyone; every rank decodes every shard, its own too, so the
-// replicas are identical (or keeps its own exact with QCCL_CALL_KEEP_OWN_SHARD). Exact: framed
-// raw values.
+// replicas are identical (or keeps its own exact with QCCL_CALL_KEEP_OWN_SHARD). With
+// QCCL_CALL_DELTA each rank encodes instead its shard's change since the previous result, which
+// the output holds, and every rank adds every decoded change to it: what is not sent stays in the
+// difference between a shard and its replica and goes out with a later call (SCAPE-style sparse
+// parameter updates). Exact: framed raw values.
 #include <cstring>
 
 #include "collectives/call_agreement.h"
@@ -52,23 +55,36 @@ void allgatherExact(Context& context, const void* send, void* recv, size_t sendC
 // Pipelined: the own shard is encoded segment by segment, each segment shared as soon as it is
 // encoded; the peers' segments are decoded as they arrive.
 void allgatherCompressed(Context& context, const void* send, void* recv, size_t sendCount,
-                         qcclDataType_t dtype, bool keepOwnShardExact) {
+                         qcclDataType_t dtype, GatherMode mode) {
   const int n = context.group.size(), me = context.group.me;
-  if (!agreeOnCall(context, {MessageKind::AllgatherCall, dtype, 0, sendCount}))
-    throwIfUsageError(context);
+  const bool delta = mode == GatherMode::Delta;
+  const MessageKind kind = delta ? MessageKind::DeltaAllgatherCall : MessageKind::AllgatherCall;
+  if (!agreeOnCall(context, {kind, dtype, 0, sendCount})) throwIfUsageError(context);
   const size_t width = dataTypeSize(dtype), first = size_t(me) * sendCount;
   std::vector<Span> spans(static_cast<size_t>(n));
   for (int p = 0; p < n; ++p) spans[size_t(p)] = {size_t(p) * sendCount, size_t(p + 1) * sendCount};
-  GatherSegments gather(context, spans, dtype, recv, dtype);
+  // A change is encoded from fp32: the shard minus its replica in the output.
+  GatherSegments gather(context, spans, delta ? qcclFloat32 : dtype, recv, dtype, delta);
   auto step = [&] {
     const bool progressed = gather.poll();
     return gather.decodeArrived() || progressed;
   };
   const Segments& own = gather.own();
+  Executor& exec = *context.executor;
   for (size_t k = 0; k < own.size(); ++k) {
     const Span s = own.span(k);
-    encodeChunk(context, static_cast<const uint8_t*>(send) + (s.begin - first) * width, s.size(),
-                dtype, {Residuals::kWorker, sendCount, s.begin - first}, s.begin - first,
+    const uint8_t* input = static_cast<const uint8_t*>(send) + (s.begin - first) * width;
+    qcclDataType_t inputType = dtype;
+    if (delta) {  // x - replica, as -replica + x (exact either way)
+      float* change = context.workspace->floats(Slot::DeltaChange, s.size());
+      exec.toFloat32(static_cast<const uint8_t*>(recv) + s.begin * width, dtype, s.size(), change);
+      exec.divide(change, s.size(), -1.0f);
+      exec.addToFloat32(input, dtype, s.size(), change);
+      input = reinterpret_cast<const uint8_t*>(change);
+      inputType = qcclFloat32;
+    }
+    encodeChunk(context, input, s.size(), inputType,
+                {Residuals::kWorker, sendCount, s.begin - first}, s.begin - first,
                 gather.ownSegment(k), own.bytes(k));
     gather.share(k);
     step();
@@ -77,21 +93,22 @@ void allgatherCompressed(Context& context, const void* send, void* recv, size_t 
       context, step, [&] { return gather.decodedAll(); }, [&] { return gather.awaited(); });
   gather.wait();
   throwIfUsageError(context);
-  // The own shard last: with an in-place call it is the input of the encodes above.
+  // The own shard last: with an in-place call it is the input of the encodes above, and a
+  // change was taken against it.
   uint8_t* mine = static_cast<uint8_t*>(recv) + first * width;
-  if (!keepOwnShardExact) {
+  if (mode != GatherMode::KeepOwnExact) {
     for (size_t k = 0; k < own.size(); ++k) gather.decodeOwn(k);
   } else {
-    context.executor->copy(mine, send, sendCount * width);
+    exec.copy(mine, send, sendCount * width);
   }
 }
 
 }  // namespace
 
 void allgather(Context& context, const void* send, void* recv, size_t sendCount,
-               qcclDataType_t dtype, bool compressed, bool keepOwnShardExact) {
+               qcclDataType_t dtype, bool compressed, GatherMode mode) {
   if (compressed) {
-    allgatherCompressed(context, send, recv, sendCount, dtype, keepOwnShardExact);
+    allgatherCompressed(context, send, recv, sendCount, dtype, mode);
   } else {
     allgatherExact(context, send, recv, sendCount, dtype);
   }

@@ -10,6 +10,11 @@ namespace qccl::coll {
 
 enum class AllreduceAlgorithm { Sra, Ring, Hier, Gather };
 
+// What a compressed allgather writes: every shard decoded; the own shard kept exact
+// (QCCL_CALL_KEEP_OWN_SHARD); or every shard's decoded change added to what recv holds
+// (QCCL_CALL_DELTA).
+enum class GatherMode { Decoded, KeepOwnExact, Delta };
+
 struct ReduceArgs {
   const void* send;
   void* recv;
@@ -24,7 +29,7 @@ void allreduce(Context& context, const ReduceArgs& args, bool compressed,
                AllreduceAlgorithm algorithm, int hierGroupSize);
 void reduceScatter(Context& context, const ReduceArgs& args, bool compressed);
 void allgather(Context& context, const void* send, void* recv, size_t sendCount,
-               qcclDataType_t dtype, bool compressed, bool keepOwnShardExact);
+               qcclDataType_t dtype, bool compressed, GatherMode mode);
 void broadcast(Context& context, const void* send, void* recv, size_t count, qcclDataType_t dtype,
                int root);
 void alltoall(Context& context, const void* send, void* recv, size_t count, qcclDataType_t dtype);

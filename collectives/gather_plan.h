@@ -14,9 +14,10 @@ namespace qccl::coll {
 
 class GatherPlan {
  public:
-  // encodedType: the encoder's input dtype; out: the output vector, of outType, that spans index.
+  // encodedType: the encoder's input dtype; out: the output vector, of outType, that spans index;
+  // accumulate: decodes are added to what out holds (in fp32, rounded once to outType).
   GatherPlan(Context& context, std::vector<Span> spans, qcclDataType_t encodedType, void* out,
-             qcclDataType_t outType);
+             qcclDataType_t outType, bool accumulate = false);
 
   const Segments& chunk(int p) const { return segments_[size_t(p)]; }
   const Segments& own() const { return chunk(me_); }
@@ -33,6 +34,7 @@ class GatherPlan {
   qcclDataType_t encodedType_;
   uint8_t* out_;
   qcclDataType_t outType_;
+  bool accumulate_;
 };
 
 }  // namespace qccl::coll

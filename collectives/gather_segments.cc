@@ -3,10 +3,11 @@
 namespace qccl::coll {
 
 GatherSegments::GatherSegments(Context& context, std::vector<Span> spans,
-                               qcclDataType_t encodedType, void* out, qcclDataType_t outType)
+                               qcclDataType_t encodedType, void* out, qcclDataType_t outType,
+                               bool accumulate)
     : context_(context),
       me_(context.group.me),
-      plan_(context, spans, encodedType, out, outType),
+      plan_(context, spans, encodedType, out, outType, accumulate),
       phase_(context) {
   const int n = context.group.size();
   inbox_.resize(size_t(n));

@@ -15,7 +15,7 @@ class GatherSegments {
  public:
   // Posts every receive (GatherPlan's arguments).
   GatherSegments(Context& context, std::vector<Span> spans, qcclDataType_t encodedType, void* out,
-                 qcclDataType_t outType);
+                 qcclDataType_t outType, bool accumulate = false);
 
   const Segments& own() const { return plan_.own(); }
   // Where this rank's segment k is to be encoded, and then its sending to every peer.

@@ -21,6 +21,7 @@ enum class MessageKind : uint8_t {
   ReduceScatterCall = 11,    // ... of the compressed reduce-scatter
   AllgatherCall = 12,        // ... of the compressed allgather
   GatherAllreduceCall = 13,  // ... of the compressed allreduce by allgather
+  DeltaAllgatherCall = 14,   // ... of the compressed allgather of changes
 };
 
 }  // namespace qccl::coll

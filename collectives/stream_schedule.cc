@@ -8,6 +8,7 @@
 #include "collectives/reduction.h"
 #include "collectives/scatter_plan.h"
 #include "collectives/stream_exchange.h"
+#include "src/common/error.h"
 
 namespace qccl::coll {
 
@@ -146,11 +147,16 @@ void reduceScatterStream(Context& context, const ReduceArgs& a, bool compressed)
 }
 
 void allgatherStream(Context& context, const void* send, void* recv, size_t sendCount,
-                     qcclDataType_t dtype, bool compressed, bool keepOwnShardExact) {
+                     qcclDataType_t dtype, bool compressed, GatherMode mode) {
   if (!compressed) {
     context.exchange->allGather(send, recv, sendCount, dtype);
     return;
   }
+  if (mode == GatherMode::Delta) {
+    throwError(qcclInvalidUsage,
+               "QCCL_CALL_DELTA runs over host transports (ucx, mpi, local); not on NCCL streams");
+  }
+  const bool keepOwnShardExact = mode == GatherMode::KeepOwnExact;
   const int me = context.group.me;
   const size_t width = dataTypeSize(dtype), first = size_t(me) * sendCount;
   GatherPlan gather(context, shares(context.group.size(), sendCount), dtype, recv, dtype);

@@ -19,7 +19,7 @@ namespace qccl::coll {
 void allreduceStream(Context& context, const ReduceArgs& args, bool compressed);
 void reduceScatterStream(Context& context, const ReduceArgs& args, bool compressed);
 void allgatherStream(Context& context, const void* send, void* recv, size_t sendCount,
-                     qcclDataType_t dtype, bool compressed, bool keepOwnShardExact);
+                     qcclDataType_t dtype, bool compressed, GatherMode mode);
 void broadcastStream(Context& context, const void* send, void* recv, size_t count,
                      qcclDataType_t dtype, int root);
 void alltoallStream(Context& context, const void* send, void* recv, size_t count,

@@ -20,6 +20,8 @@ enum class Slot : uint8_t {
   ScatterOut,
   ScatterSums,
   GatherIn,
+  GatherSums,
+  DeltaChange,
   ExactIn,
   ExactOut,
   ExactResult,

@@ -127,6 +127,9 @@ typedef struct {
 #define QCCL_CALL_EXACT 0x1u          /* no compression for this call */
 #define QCCL_CALL_NO_EF 0x2u          /* no error feedback for this call */
 #define QCCL_CALL_KEEP_OWN_SHARD 0x4u /* allgather: keep the own shard exact (not replicated) */
+#define QCCL_CALL_DELTA                                            \
+  0x8u /* allgather: recvbuff holds the previous result; each rank \
+          sends its shard's change (docs/ALGORITHMS.md) */
 
 #define QCCL_CALL_CONFIG_MAGIC 0x71636363u
 #define QCCL_CALL_CONFIG_INITIALIZER \

@@ -54,7 +54,7 @@ CallOptions callOptions(const Settings& settings, const qcclCallConfig_t* config
   }
   qcclCallConfig_t c = QCCL_CALL_CONFIG_INITIALIZER;
   std::memcpy(&c, config, config->size);
-  if (c.flags & ~(QCCL_CALL_EXACT | QCCL_CALL_NO_EF | QCCL_CALL_KEEP_OWN_SHARD)) {
+  if (c.flags & ~(QCCL_CALL_EXACT | QCCL_CALL_NO_EF | QCCL_CALL_KEEP_OWN_SHARD | QCCL_CALL_DELTA)) {
     throwError(qcclInvalidArgument, "call config flags 0x%x has unknown bits", c.flags);
   }
   if (c.codec != nullptr) {
@@ -83,6 +83,30 @@ ExactReason exactReason(const Settings& settings, const CommShape& comm, const R
   if (!settings.minBytesAuto && bytes < settings.minBytes) return ExactReason::BelowMinBytes;
   if (comm.nranks == 1 && !settings.compressOneRank) return ExactReason::SingleRank;
   return ExactReason::None;
+}
+
+bool overlap(const void* a, size_t aBytes, const void* b, size_t bBytes) {
+  const auto x = reinterpret_cast<uintptr_t>(a), y = reinterpret_cast<uintptr_t>(b);
+  return x < y + bBytes && y < x + aBytes;
+}
+
+coll::GatherMode gatherMode(const ReductionCall& call, unsigned flags, size_t nranks) {
+  const bool keepOwn = flags & QCCL_CALL_KEEP_OWN_SHARD, delta = flags & QCCL_CALL_DELTA;
+  if (!delta) return keepOwn ? coll::GatherMode::KeepOwnExact : coll::GatherMode::Decoded;
+  if (call.kind != CollectiveKind::AllGather) {
+    throwError(qcclInvalidArgument, "QCCL_CALL_DELTA is an allgather flag");
+  }
+  if (keepOwn) {
+    throwError(qcclInvalidArgument,
+               "QCCL_CALL_DELTA and QCCL_CALL_KEEP_OWN_SHARD exclude each other");
+  }
+  const size_t width = coll::dataTypeSize(call.dtype);
+  if (overlap(call.send, call.count * width, call.recv, nranks * call.count * width)) {
+    throwError(qcclInvalidArgument,
+               "QCCL_CALL_DELTA: sendbuff lies in recvbuff, which holds the previous result the "
+               "change is taken against");
+  }
+  return coll::GatherMode::Delta;
 }
 
 }  // namespace
@@ -129,7 +153,7 @@ CallPlan planCall(const Settings& settings, const CommShape& comm, const Reducti
   plan.codec = options.codec;
   plan.bytes = call.count * sendFactor * recvFactor * coll::dataTypeSize(call.dtype);
   plan.exactReason = exactReason(settings, comm, call, options, plan.bytes);
-  plan.keepOwnShardExact = (options.flags & QCCL_CALL_KEEP_OWN_SHARD) != 0;
+  plan.gatherMode = gatherMode(call, options.flags, n);
   plan.algorithm = allreduceAlgorithm(settings, comm);
   if (plan.compressed() && call.kind == CollectiveKind::AllReduce) {
     plan.algorithm =
@@ -140,8 +164,10 @@ CallPlan planCall(const Settings& settings, const CommShape& comm, const Reducti
   if (settings.algorithm == coll::AllreduceAlgorithm::Hier && comm.hierGroupSize == 0) {
     QCCL_WARN("hier: ranks do not split into even groups; using sra");
   }
-  plan.errorFeedback =
-      plan.compressed() && settings.errorFeedback && !(options.flags & QCCL_CALL_NO_EF);
+  // A delta allgather's reference (the output) carries what was not sent: no residual besides.
+  plan.errorFeedback = plan.compressed() && settings.errorFeedback &&
+                       !(options.flags & QCCL_CALL_NO_EF) &&
+                       plan.gatherMode != coll::GatherMode::Delta;
   if (plan.errorFeedback) {
     plan.efKeyDerived = options.efKey == 0;
     plan.efKey =

@@ -60,7 +60,7 @@ struct CallPlan {
   uint64_t efSignature = 0;  // the call's shape: a key's residuals reset when it changes
   coll::AllreduceAlgorithm algorithm = coll::AllreduceAlgorithm::Sra;  // after fallbacks
   int hierGroupSize = 0;
-  bool keepOwnShardExact = false;  // allgather
+  coll::GatherMode gatherMode = coll::GatherMode::Decoded;  // allgather
 };
 
 // Checks a collective's datatype, count (sendFactor and recvFactor: how many times count the send

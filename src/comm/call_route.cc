@@ -50,7 +50,7 @@ void settleNccl(qcclComm& comm, int gpu) {
   const uint8_t mine = loads ? 1 : 0;
   std::vector<uint8_t> all(size_t(comm.nranks));
   coll::Context agree = makeContext(comm, host, {}, nullptr);
-  coll::allgather(agree, &mine, all.data(), 1, qcclUint8, false, false);
+  coll::allgather(agree, &mine, all.data(), 1, qcclUint8, false, coll::GatherMode::Decoded);
   for (int r = 0; r < comm.nranks; ++r) {
     if (!all[size_t(r)]) {
       QCCL_WARN("rank %d cannot load NCCL: device buffers go through host memory over %s", r,

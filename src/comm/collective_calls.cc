@@ -78,7 +78,7 @@ void runReduction(qcclComm& comm, const ReductionCall& call) {
         case CollectiveKind::ReduceScatter: return coll::reduceScatter(context, args, compressed);
         case CollectiveKind::AllGather:
           return coll::allgather(context, send, recv, call.count, call.dtype, compressed,
-                                 plan.keepOwnShardExact);
+                                 plan.gatherMode);
       }
     };
     if (route.route == Route::Tagged) return onHost(call.send, call.recv);
@@ -92,7 +92,7 @@ void runReduction(qcclComm& comm, const ReductionCall& call) {
         return coll::reduceScatterStream(context, args, compressed);
       case CollectiveKind::AllGather:
         return coll::allgatherStream(context, call.send, call.recv, call.count, call.dtype,
-                                     compressed, plan.keepOwnShardExact);
+                                     compressed, plan.gatherMode);
     }
   });
 }

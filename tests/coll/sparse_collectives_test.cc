@@ -231,6 +231,122 @@ TEST(SparseShardedCollectives, ReduceScatterAndAllgatherReplayed) {
   }
 }
 
+// QCCL_CALL_DELTA (SCAPE-style parameter allgather): after an exact allgather, each call sends
+// every shard's change since the output's previous contents and adds the decoded changes to it.
+// Checked against a replay of that rule with the codec API, bit for bit on every rank, while the
+// shards change; then, with the shards fixed, the replicas converge to them (the difference is
+// the owner's error feedback).
+class DeltaAllgather : public ::testing::TestWithParam<qcclDataType_t> {};
+
+TEST_P(DeltaAllgather, AddsDecodedChangesAndConverges) {
+  const qcclDataType_t dtype = GetParam();
+  const int n = 3;
+  const size_t count = 6000;  // per rank
+  const CodecSpec spec = codec::parseCodecSpec("topk0.05+int4/b512");
+  // Rank r's shard at call t: its input plus t small steps of a fixed direction; fixed after 20.
+  auto shard = [&](int r, int t) {
+    std::vector<uint8_t> x = input(r, count, dtype);
+    const std::vector<uint8_t> step = input(r + 7, count, dtype);
+    std::vector<float> v(count);
+    for (size_t i = 0; i < count; ++i) {
+      v[i] = toFloat(x, dtype, i) + 0.01f * float(std::min(t, 20)) * toFloat(step, dtype, i);
+    }
+    return toDtype(v, dtype);
+  };
+  constexpr int kCalls = 80;
+  std::vector<std::vector<std::vector<uint8_t>>> outputs(size_t(kCalls + 1));
+  for (auto& o : outputs) o.resize(n);
+  std::mutex mutex;
+  CommOptions options;
+  options.codec = "topk0.05+int4/b512";
+  runRanks(n, options, [&](int r, qcclComm_t comm) {
+    std::vector<uint8_t> all(count * n * typeBytes(dtype));
+    qcclCallConfig_t config = QCCL_CALL_CONFIG_INITIALIZER;
+    config.flags = QCCL_CALL_EXACT;
+    for (int t = 0; t <= kCalls; ++t) {
+      const std::vector<uint8_t> x = shard(r, t);
+      const qcclResult_t rc =
+          qcclAllGatherEx(x.data(), all.data(), count, dtype, comm, nullptr, &config);
+      config.flags = QCCL_CALL_DELTA;
+      std::lock_guard<std::mutex> lock(mutex);
+      if (rc != qcclSuccess) {
+        ADD_FAILURE() << "rank " << r << " call " << t << ": " << qcclGetLastError(nullptr);
+        return;
+      }
+      outputs[size_t(t)][size_t(r)] = all;
+    }
+  });
+  // The replay: the exact gather, then replica += decode(encode(shard - replica)) per shard.
+  std::vector<std::vector<float>> replica(n);
+  for (int q = 0; q < n; ++q) {
+    const std::vector<uint8_t> x = shard(q, 0);
+    for (size_t i = 0; i < count; ++i) replica[q].push_back(toFloat(x, dtype, i));
+  }
+  for (int t = 0; t <= kCalls; ++t) {
+    std::vector<float> want;
+    for (int q = 0; q < n && t > 0; ++q) {
+      const std::vector<uint8_t> x = shard(q, t);
+      std::vector<float> change(count);
+      for (size_t i = 0; i < count; ++i) change[i] = -replica[q][i] + toFloat(x, dtype, i);
+      std::vector<uint8_t> chunk(codec::encodedSize(spec, count, qcclFloat32));
+      codec::encode(spec, change.data(), count, qcclFloat32, chunk.data(), chunk.size(), {});
+      codec::decode(spec, chunk.data(), chunk.size(), replica[q].data(), count, qcclFloat32, true);
+      // The output is rounded to its dtype, and the next change is taken against that.
+      const std::vector<uint8_t> rounded = toDtype(replica[q], dtype);
+      for (size_t i = 0; i < count; ++i) replica[q][i] = toFloat(rounded, dtype, i);
+    }
+    for (int q = 0; q < n; ++q) want.insert(want.end(), replica[q].begin(), replica[q].end());
+    for (int r = 0; r < n; ++r) {
+      ASSERT_EQ(outputs[size_t(t)][size_t(r)], toDtype(want, dtype))
+          << "call " << t << " rank " << r;
+    }
+  }
+  double worst = 0, largest = 0;
+  for (int q = 0; q < n; ++q) {
+    const std::vector<uint8_t> x = shard(q, kCalls);
+    for (size_t i = 0; i < count; ++i) {
+      worst = std::max(worst, double(std::fabs(replica[q][i] - toFloat(x, dtype, i))));
+      largest = std::max(largest, double(std::fabs(toFloat(x, dtype, i))));
+    }
+  }
+  EXPECT_LT(worst, 1e-3 * largest);
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, DeltaAllgather, ::testing::Values(qcclFloat32, qcclBfloat16),
+                         [](const auto& info) { return dtypeName(info.param); });
+
+TEST(DeltaAllgather, MisuseIsRefused) {
+  CommOptions options;
+  options.codec = "topk0.05+int4";
+  runRanks(2, options, [&](int r, qcclComm_t comm) {
+    std::vector<float> all(2 * 100), x(100, 1.0f);
+    qcclCallConfig_t config = QCCL_CALL_CONFIG_INITIALIZER;
+    config.flags = QCCL_CALL_DELTA;
+    EXPECT_EQ(
+        qcclAllGatherEx(all.data() + r * 100, all.data(), 100, qcclFloat32, comm, nullptr, &config),
+        qcclInvalidArgument)
+        << "in place";
+    EXPECT_EQ(
+        qcclAllReduceEx(x.data(), all.data(), 100, qcclFloat32, qcclSum, comm, nullptr, &config),
+        qcclInvalidArgument)
+        << "not an allgather";
+    config.flags = QCCL_CALL_DELTA | QCCL_CALL_KEEP_OWN_SHARD;
+    EXPECT_EQ(qcclAllGatherEx(x.data(), all.data(), 100, qcclFloat32, comm, nullptr, &config),
+              qcclInvalidArgument)
+        << "with keep-own-shard";
+  });
+  setenv("QCCL_NCCL_LIB", QCCL_STANDIN_NCCL, 1);  // the stream schedules, on host memory
+  options.transport = "nccl";
+  runRanks(2, options, [&](int, qcclComm_t comm) {
+    std::vector<float> all(2 * 100), x(100, 1.0f);
+    qcclCallConfig_t config = QCCL_CALL_CONFIG_INITIALIZER;
+    config.flags = QCCL_CALL_DELTA;
+    EXPECT_EQ(qcclAllGatherEx(x.data(), all.data(), 100, qcclFloat32, comm, nullptr, &config),
+              qcclInvalidUsage)
+        << "on a stream";
+  });
+}
+
 // Error feedback across calls: what one call does not send, later calls do, so the time average
 // of T allreduces of the same inputs converges to the exact mean: gather at two ranks, sra (with
 // the owner's own residual) at four.
