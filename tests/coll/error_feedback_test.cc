@@ -11,12 +11,17 @@
 namespace qccl::test {
 namespace {
 
-class EfAllreduce : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
+class EfAllreduce : public ::testing::TestWithParam<std::tuple<std::string, std::string, size_t>> {
+};
+
+std::string efCaseName(const ::testing::TestParamInfo<EfAllreduce::ParamType>& info) {
+  return specTestName(std::get<0>(info.param)) + "_" + std::get<1>(info.param) + "_count" +
+         std::to_string(std::get<2>(info.param));
+}
 
 TEST_P(EfAllreduce, TimeAverageConvergesToExactMean) {
-  const auto& [codec, algorithm] = GetParam();
+  const auto& [codec, algorithm, count] = GetParam();
   const int n = 4;
-  const size_t count = 2053;
   std::vector<double> exact(count, 0.0);
   for (int r = 0; r < n; ++r) {
     std::vector<uint8_t> bytes;
@@ -63,11 +68,18 @@ TEST_P(EfAllreduce, TimeAverageConvergesToExactMean) {
 INSTANTIATE_TEST_SUITE_P(Codecs, EfAllreduce,
                          ::testing::Combine(::testing::Values("fp8e4m3", "int4", "nvfp4", "mxfp4",
                                                               "fp8e5m2+sr", "int8+rht"),
-                                            ::testing::Values("sra", "ring", "hier")),
-                         [](const auto& info) {
-                           return specTestName(std::get<0>(info.param)) + "_" +
-                                  std::get<1>(info.param);
-                         });
+                                            ::testing::Values("sra", "ring", "hier"),
+                                            ::testing::Values(size_t(2053))),
+                         efCaseName);
+
+// A sparse codec sends a fifth of each block per call and error feedback the rest later: at
+// 2053 elements the plan gathers (every rank's whole vector), at 65536 it runs sra, where the
+// owner re-sparsifies the sum with its own residual.
+INSTANTIATE_TEST_SUITE_P(Sparse, EfAllreduce,
+                         ::testing::Combine(::testing::Values("topk0.2+int4/b1024"),
+                                            ::testing::Values("sra"),
+                                            ::testing::Values(size_t(2053), size_t(65536))),
+                         efCaseName);
 
 TEST(EfState, SaveResetLoadContinuesIdentically) {
   const int n = 3;
