@@ -38,7 +38,8 @@ def test_short_sweep(tmp_path, collective):
         assert int(row[0]) in sizes
         assert row[4] in ("none", "fp8e4m3", "int4")
         assert int(row[8]) == 0, row  # #wrong
-        assert float(row[5]) > 0 and float(row[7]) > 0
+        # busbw has three decimals: a 1 KiB call slower than ~2 ms (a loaded machine) prints 0.000.
+        assert float(row[5]) > 0 and float(row[7]) >= 0
         if row[4] != "none":
             assert float(row[10]) > 2.0  # compression ratio
     assert any(line.startswith("# total #wrong: 0") for line in lines)
