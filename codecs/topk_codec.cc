@@ -32,8 +32,6 @@ void storeFloat(float v, void* data, qcclDataType_t type, size_t i) {
   }
 }
 
-size_t typeBytes(qcclDataType_t type) { return type == qcclFloat32 ? 4 : 2; }
-
 // p = x + e over one block (the collectives' fp32 case in one vectorisable pass).
 void loadBlock(const void* input, qcclDataType_t dtype, const void* residual,
                qcclDataType_t residualType, size_t start, uint32_t length, float* p) {
@@ -121,13 +119,20 @@ TopkBuffers& buffers() {
   return b;
 }
 
-}  // namespace
-
-namespace {
-
 // A histogram of keys bins their top 11 bits (exponent and 3 mantissa bits).
 constexpr int kBinShift = 20;
 constexpr int kBins = 2048;
+
+// The bin of a histogram that holds the keep-th largest key, and how many keys lie above it.
+struct Bin {
+  uint32_t index;
+  uint32_t above;
+};
+Bin binOfKth(const uint32_t* histogram, uint32_t keep) {
+  Bin b{kBins - 1, 0};
+  while (b.above + histogram[b.index] < keep) b.above += histogram[b.index--];
+  return b;
+}
 
 // The keep-th largest of m keys, and how many keys are larger. Many keys are first narrowed to
 // the threshold's histogram bin, since ordering is the costly part.
@@ -140,12 +145,12 @@ Threshold kthLargest(const uint32_t* keys, uint32_t m, uint32_t keep, uint32_t* 
   if (m > 256) {
     uint32_t histogram[kBins] = {};
     for (uint32_t j = 0; j < m; ++j) ++histogram[keys[j] >> kBinShift];
-    uint32_t bin = kBins - 1;
-    while (above + histogram[bin] < keep) above += histogram[bin--];
+    const Bin bin = binOfKth(histogram, keep);
+    above = bin.above;
     inBin = 0;
     for (uint32_t j = 0; j < m; ++j) {
       work[inBin] = keys[j];
-      inBin += keys[j] >> kBinShift == bin;
+      inBin += keys[j] >> kBinShift == bin.index;
     }
   } else {
     std::copy(keys, keys + m, work);
@@ -178,8 +183,7 @@ void keepLargest(const uint16_t* gathered, const uint32_t* keys, uint32_t m, uin
 uint32_t gatherByHistogram(const float* p, uint32_t length, uint32_t keep, TopkScratch& s) {
   uint32_t histogram[kBins] = {};
   for (uint32_t i = 0; i < length; ++i) ++histogram[(floatBits(p[i]) & kAbsMask) >> kBinShift];
-  uint32_t bin = kBins - 1, above = 0;
-  while (above + histogram[bin] < keep) above += histogram[bin--];
+  const uint32_t bin = binOfKth(histogram, keep).index;
   uint32_t m = 0;
   for (uint32_t i = 0; i < length; ++i) {
     const uint32_t key = floatBits(p[i]) & kAbsMask;
@@ -312,8 +316,8 @@ void decodeTopk(const CodecSpec& spec, const ChunkHeader& h, const uint8_t* chun
     } else if (nonFinite(b)) {
       for (uint32_t i = 0; i < t.length; ++i) storeFloat(nan, output, dtype, start + i);
     } else {
-      std::memset(static_cast<uint8_t*>(output) + start * typeBytes(dtype), 0,
-                  t.length * typeBytes(dtype));
+      std::memset(static_cast<uint8_t*>(output) + start * dataTypeBytes(dtype), 0,
+                  t.length * dataTypeBytes(dtype));
       for (uint32_t j = 0; j < t.keep; ++j)
         storeFloat(values[j], output, dtype, start + positions[j]);
     }

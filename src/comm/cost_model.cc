@@ -84,25 +84,6 @@ double LinkCurve::exchangeSeconds(size_t bytesPerPeer) const {
 
 namespace {
 
-// sra: each peer's chunk encoded and sent to it, the own chunk reduced, encoded once and sent
-// to every peer; every chunk decoded (docs/ALGORITHMS.md). The busiest rank owns the first
-// (largest) chunk.
-Prediction sraAllreduce(const CostInputs& in, size_t count, qcclDataType_t dtype,
-                        const codec::CodecSpec& codec) {
-  const size_t n = size_t(in.nranks);
-  const HostRates& r = in.rates;
-  const std::vector<coll::Span> spans = coll::partition(count, in.nranks, coll::chunkUnit(codec));
-  size_t toOwners = 0;
-  for (size_t p = 1; p < n; ++p) toOwners += chunkCost(in, codec, spans[p].size(), dtype).bytes;
-  const ChunkCost mine = chunkCost(in, codec, spans[0].size(), qcclFloat32);
-  const size_t own = spans[0].size();
-  const double cpu =
-      double(count) / r.encode + double((n - 1) * own + count) / r.decode + double(own) / r.reduce;
-  return combine(
-      in.link.exchangeSeconds(coll::kCallDescriptionBytes), 2 * in.link.exchangeSeconds(mine.bytes),
-      (n - 1) * coll::kCallDescriptionBytes + toOwners + (n - 1) * mine.bytes, cpu, mine.segments);
-}
-
 // The bytes sra's busiest rank (the owner of the first, largest chunk) sends: every peer's chunk
 // to it, then its own reduced chunk to every peer.
 size_t sraSentBytes(const CostInputs& in, size_t count, qcclDataType_t dtype,
@@ -112,6 +93,23 @@ size_t sraSentBytes(const CostInputs& in, size_t count, qcclDataType_t dtype,
   for (size_t p = 1; p < spans.size(); ++p)
     bytes += chunkCost(in, codec, spans[p].size(), dtype).bytes;
   return bytes;
+}
+
+// sra: each peer's chunk encoded and sent to it, the own chunk reduced, encoded once and sent
+// to every peer; every chunk decoded (docs/ALGORITHMS.md). The busiest rank owns the first
+// (largest) chunk.
+Prediction sraAllreduce(const CostInputs& in, size_t count, qcclDataType_t dtype,
+                        const codec::CodecSpec& codec) {
+  const size_t n = size_t(in.nranks);
+  const HostRates& r = in.rates;
+  const size_t own = coll::partition(count, in.nranks, coll::chunkUnit(codec))[0].size();
+  const ChunkCost mine = chunkCost(in, codec, own, qcclFloat32);
+  const double cpu =
+      double(count) / r.encode + double((n - 1) * own + count) / r.decode + double(own) / r.reduce;
+  return combine(in.link.exchangeSeconds(coll::kCallDescriptionBytes),
+                 2 * in.link.exchangeSeconds(mine.bytes),
+                 (n - 1) * coll::kCallDescriptionBytes + sraSentBytes(in, count, dtype, codec), cpu,
+                 mine.segments);
 }
 
 // gather: the whole vector encoded once and sent to every peer; all n chunks decoded and added.
