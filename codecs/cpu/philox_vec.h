@@ -18,13 +18,6 @@
 namespace qccl {
 inline namespace QCCL_ISA {
 
-#if defined(__AVX512F__) && !defined(__clang__)
-// GCC 12's AVX-512 shift and multiply intrinsics pass _mm512_undefined_epi32() as their unused
-// merge operand, which -Wmaybe-uninitialized reports at every inlined use.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-
 #if defined(__AVX512F__)
 typedef uint32_t PhiloxLanes __attribute__((vector_size(64)));
 
@@ -101,7 +94,3 @@ inline void stochasticRoundingBlocks(uint64_t seed, uint32_t rank, uint32_t call
 
 }  // namespace QCCL_ISA
 }  // namespace qccl
-
-#if defined(__AVX512F__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif

@@ -14,6 +14,7 @@
 #pragma once
 
 #include "codecs/cpu/nibble_vec.h"
+#include "codecs/cpu/stochastic_vec.h"
 #include "codecs/element/format_rules.h"
 
 // Quantizers are inlined into the block loops, which pass full blocks' length as a
@@ -104,6 +105,20 @@ QCCL_ALWAYS_INLINE void unpackNibbles(const uint8_t* in, size_t n, uint8_t* code
   if (n % 2) codes[n - 1] = in[n / 2] & 0xF;
 }
 
+// Stochastic codes in two passes over a step of the tile: the values rounded stochastically
+// (cpu/stochastic_vec.h), which leaves them exact in the target, then Q's round-to-nearest codes.
+template <class Q, class Rule>
+QCCL_ALWAYS_INLINE void encodeStochastic(const float* t, size_t n, const uint32_t* random,
+                                         uint8_t* out) {
+  constexpr size_t kStep = 512;  // a multiple of 8: every step starts on a whole byte
+  float rounded[kStep];
+  for (size_t s = 0; s < n; s += kStep) {
+    const size_t len = n - s < kStep ? n - s : kStep;
+    stochasticRoundFloats<Rule>(t + s, len, random + s, rounded);
+    Q::template encodeCodes<false>(rounded, len, nullptr, out + s * Q::kElementBits / 8);
+  }
+}
+
 // ---- element codes
 // -------------------------------------------------------------------------------
 
@@ -131,28 +146,24 @@ struct MinifloatCodes {
       F::kMagBits + 1 == 4 ? 4 : (F::kMagBits + 1 == 8 ? 8 : 16);
 
   template <bool kStochastic>
-  static QCCL_ALWAYS_INLINE uint32_t code(float t, const uint32_t* random, size_t i) {
-    return rules::minifloatCode<F, kStochastic>(t, kStochastic ? random[i] : 0u);
-  }
-
-  template <bool kStochastic>
   static QCCL_ALWAYS_INLINE void encodeCodes(const float* t, size_t n, const uint32_t* random,
                                              uint8_t* out) {
-    if constexpr (kElementBits == 16) {
+    if constexpr (kStochastic) {
+      encodeStochastic<MinifloatCodes, MinifloatRounding<F>>(t, n, random, out);
+    } else if constexpr (kElementBits == 16) {
       for (size_t i = 0; i < n; ++i) {
-        const uint32_t c = code<kStochastic>(t[i], random, i);
+        const uint32_t c = encodeRne<F>(t[i]);
         out[2 * i] = uint8_t(c);
         out[2 * i + 1] = uint8_t(c >> 8);
       }
     } else if constexpr (kElementBits == 8) {
-      for (size_t i = 0; i < n; ++i) out[i] = uint8_t(code<kStochastic>(t[i], random, i));
+      for (size_t i = 0; i < n; ++i) out[i] = uint8_t(encodeRne<F>(t[i]));
     } else {
       constexpr size_t kStep = 512;  // codes per pass through a byte buffer, then packed
       uint8_t codes[kStep];
       for (size_t s = 0; s < n; s += kStep) {
         const size_t len = n - s < kStep ? n - s : kStep;
-        for (size_t i = 0; i < len; ++i)
-          codes[i] = uint8_t(code<kStochastic>(t[s + i], random, s + i));
+        for (size_t i = 0; i < len; ++i) codes[i] = uint8_t(encodeRne<F>(t[s + i]));
         packNibbles(codes, len, out + s / 2);
       }
     }
@@ -332,22 +343,23 @@ struct IntQuantizer : AmaxOverMaxScale<IntQuantizer<kBits>> {
   static constexpr int kMax = (1 << (kBits - 1)) - 1;
   static QCCL_ALWAYS_INLINE float elementMax() { return float(kMax); }
 
-  template <bool kStochastic>
-  static QCCL_ALWAYS_INLINE uint8_t code(float t, const uint32_t* random, size_t i) {
-    return uint8_t(rules::intCode<kBits, kStochastic>(t, kStochastic ? random[i] : 0u));
+  static QCCL_ALWAYS_INLINE uint8_t code(float t) {
+    return uint8_t(rules::intCode<kBits, false>(t, 0u));
   }
 
   template <bool kStochastic>
   static QCCL_ALWAYS_INLINE void encodeCodes(const float* t, size_t n, const uint32_t* random,
                                              uint8_t* out) {
-    if constexpr (kBits == 8) {
-      for (size_t i = 0; i < n; ++i) out[i] = code<kStochastic>(t[i], random, i);
+    if constexpr (kStochastic) {
+      encodeStochastic<IntQuantizer, IntegerRounding>(t, n, random, out);
+    } else if constexpr (kBits == 8) {
+      for (size_t i = 0; i < n; ++i) out[i] = code(t[i]);
     } else {
       constexpr size_t kStep = 512;
       uint8_t codes[kStep];
       for (size_t s = 0; s < n; s += kStep) {
         const size_t len = n - s < kStep ? n - s : kStep;
-        for (size_t i = 0; i < len; ++i) codes[i] = code<kStochastic>(t[s + i], random, s + i);
+        for (size_t i = 0; i < len; ++i) codes[i] = code(t[s + i]);
         packNibbles(codes, len, out + s / 2);
       }
     }

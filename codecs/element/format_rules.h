@@ -106,14 +106,18 @@ QCCL_HD float sign1Mean(const float* lane, size_t n) {
 // Stochastic rounding of a finite value may round up past fp32's largest value to infinity;
 // formats that keep infinity (bf16, fp16) must still saturate it, as round-to-nearest does
 // (docs/CODECS.md: finite values saturate). The others saturate infinity anyway.
-template <class F, bool kStochastic>
-QCCL_HD uint32_t minifloatCode(float t, uint32_t random) {
-  if (!kStochastic) return encodeRne<F>(t);
+template <class F>
+QCCL_HD float minifloatStochasticValue(float t, uint32_t random) {
   const float r = stochasticRoundTo<F>(t, random);
   const bool overflowed =
       (floatBits(r) & kAbsMask) == kInfBits && (floatBits(t) & kAbsMask) < kInfBits;
-  return encodeRne<F>(overflowed ? bitsFloat((floatBits(t) & 0x80000000u) | floatBits(kFloatMax))
-                                 : r);
+  return overflowed ? bitsFloat((floatBits(t) & 0x80000000u) | floatBits(kFloatMax)) : r;
+}
+
+// The rounded value is exact in F: round to nearest only saturates and packs it.
+template <class F, bool kStochastic>
+QCCL_HD uint32_t minifloatCode(float t, uint32_t random) {
+  return encodeRne<F>(kStochastic ? minifloatStochasticValue<F>(t, random) : t);
 }
 
 // Symmetric integers: round to nearest, ties to even (adding 1.5 * 2^23 leaves the integer in the

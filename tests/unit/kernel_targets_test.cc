@@ -2,6 +2,9 @@
 // every codec, so the choice of target never changes a result.
 #include <gtest/gtest.h>
 
+#include <limits>
+#include <random>
+
 #include "codecs/cpu/crc32c.h"
 #include "tests/unit/codec_test_util.h"
 
@@ -42,8 +45,42 @@ INSTANTIATE_TEST_SUITE_P(Codecs, KernelTargets,
                                            "mxfp4", "nvfp4", "fp4ue5m3", "int8", "int4", "sign1",
                                            "bf16+sr", "fp8e4m3+sr", "mxfp4+sr", "nvfp4+sr+rht",
                                            "int4+sr+rht128", "fp4ue5m3+rht", "int2", "int2+rht",
-                                           "topk0.01+int2", "topk0.2+nvfp4/b256"),
+                                           "topk0.01+int2", "topk0.2+nvfp4/b256", "fp16+sr",
+                                           "fp8e5m2+sr", "mxfp8+sr", "int8+sr", "int4+sr",
+                                           "fp4ue5m3+sr"),
                          SpecName());
+
+// Values of every fp32 binade, fp32 subnormals among them, signed zeros, values next to fp32's
+// largest (which stochastic rounding may carry to infinity), and a few non-finite ones: scaled
+// by a block's amax they reach every case of the rounding (nothing dropped, bits dropped, below
+// one quantum of the format) on every lane position of the vectors.
+std::vector<float> everyBinade(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<float> x(n);
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t binade = uint32_t(i * 7 % 255);  // biased exponents 0 (subnormal) to 254
+    const uint32_t sign = uint32_t(rng() & 1) << 31;
+    x[i] = bitsFloat(sign | binade << 23 | (rng() & 0x7fffffu));
+  }
+  for (size_t i = 0; i < n; i += 89) x[i] = i % 2 ? -0.0f : 0.0f;
+  for (size_t i = 5; i < n; i += 211) x[i] = bitsFloat(0x7f7fffffu - uint32_t(i % 3));
+  x[n / 3] = std::numeric_limits<float>::infinity();
+  x[n / 2] = std::numeric_limits<float>::quiet_NaN();
+  return x;
+}
+
+TEST_P(KernelTargets, BitIdenticalOnEveryBinade) {
+  const CodecSpec spec = codec::parseCodecSpec(GetParam());
+  const std::vector<const codec::KernelTable*> tables = codec::runnableCpuKernels();
+  const std::vector<float> x = everyBinade(20011, 23);
+  codec::EncodeParams p;
+  p.seed = 11;
+  p.offset = 3;
+  const std::vector<uint8_t> want = encodeVec(spec, x, p, *tables.front());
+  for (const codec::KernelTable* t : tables) {
+    EXPECT_EQ(encodeVec(spec, x, p, *t), want) << t->name << " vs " << tables.front()->name;
+  }
+}
 
 TEST(KernelTargets, ListsPortableFirst) {
   const auto tables = codec::runnableCpuKernels();
