@@ -77,7 +77,7 @@ inline void addResidual(const void* residual, qcclDataType_t type, size_t n, flo
 // The tile's values to quantize: input (+ residual), zeros beyond the input, rotated when +rht,
 // prepared in x; or, for plain fp32 input, the input itself. With error feedback the unrotated
 // x + residual is what the residual update needs: x itself without +rht, else a copy in p.
-inline const float* prepareTile(const EncodeJob& job, size_t start, size_t n, const RhtSigns& signs,
+inline const float* prepareTile(const EncodeJob& job, size_t start, size_t n, const RhtRuns& runs,
                                 float* x, float* p) {
   if (job.inputType == qcclFloat32 && !job.residual && !job.spec.rhtSize) {
     return static_cast<const float*>(job.input) + start;  // no rhtSize: no padding either
@@ -97,10 +97,9 @@ inline const float* prepareTile(const EncodeJob& job, size_t start, size_t n, co
     if (residual) addResidual(residual, job.residualType, valid, x);
   }
   for (size_t i = valid; i < n; ++i) x[i] = 0.0f;
-  if (job.spec.rhtSize) {
+  if (runs.size) {
     if (job.residual) std::memcpy(p, x, 4 * valid);
-    for (size_t r = 0; r < n; r += job.spec.rhtSize)
-      rhtForwardVectors(x + r, job.spec.rhtSize, signs);
+    rotateTile(x, n, runs, true);
   }
   return x;
 }
@@ -234,7 +233,7 @@ void encodeTileBlocks(const EncodeJob& job, const float* x, const uint32_t* rand
 // nvfp4's chunk scale needs the amax of everything that will be quantized: a first pass over
 // the prepared tiles. Non-finite values are left out (their blocks are marked on their own).
 template <class Q>
-float chunkEncodeScale(const EncodeJob& job, const RhtSigns& signs, size_t tile) {
+float chunkEncodeScale(const EncodeJob& job, const RhtRuns& runs, size_t tile) {
   float* x = job.scratch;
   float* p = job.scratch + tile;
   // |x| bits + 2^23 as signed integers: finite values stay positive, NaN and infinity wrap to
@@ -242,7 +241,7 @@ float chunkEncodeScale(const EncodeJob& job, const RhtSigns& signs, size_t tile)
   int32_t shifted = 0x00800000;
   for (size_t start = 0; start < job.paddedCount; start += tile) {
     const size_t n = job.paddedCount - start < tile ? job.paddedCount - start : tile;
-    const float* values = prepareTile(job, start, n, signs, x, p);
+    const float* values = prepareTile(job, start, n, runs, x, p);
     for (size_t i = 0; i < n; ++i) {
       const int32_t v = int32_t((floatBits(values[i]) & kAbsMask) + 0x00800000u);
       shifted = v > shifted ? v : shifted;
@@ -260,15 +259,15 @@ float encodeWith(const EncodeJob& job) {
   float* decoded = p + tile;
   uint32_t* random = reinterpret_cast<uint32_t*>(decoded + tile);
   float* factors = decoded + 2 * tile;
-  const RhtSigns signs = rhtSigns(job.seed);
+  const RhtRuns runs = rhtRuns(job.spec.rhtSize, job.seed);
   ChunkContext chunk;
   if constexpr (Q::kNeedsChunkScale) {
-    chunk.encodeScale = chunkEncodeScale<Q>(job, signs, tile);
+    chunk.encodeScale = chunkEncodeScale<Q>(job, runs, tile);
     chunk.decodeScale = 1.0f / chunk.encodeScale;
   }
   for (size_t start = 0; start < job.paddedCount; start += tile) {
     const size_t n = job.paddedCount - start < tile ? job.paddedCount - start : tile;
-    const float* values = prepareTile(job, start, n, signs, x, p);
+    const float* values = prepareTile(job, start, n, runs, x, p);
     if (kStochastic) drawRandomBits(job, job.offset + start, n, random);
     withBlockSize<Q>(block, [&](auto kBlock) {
       encodeTileBlocks<Q, kStochastic, decltype(kBlock)::value>(job, values, random, start, n,
@@ -276,10 +275,7 @@ float encodeWith(const EncodeJob& job) {
     });
     if (job.residual && start < job.count) {
       decodeBlocks<Q>(job.spec, job.scales, job.elements, start, n, chunk, factors, decoded);
-      if (job.spec.rhtSize) {
-        for (size_t r = 0; r < n; r += job.spec.rhtSize)
-          rhtInverseVectors(decoded + r, job.spec.rhtSize, signs);
-      }
+      if (runs.size) rotateTile(decoded, n, runs, false);
       const size_t valid = n < job.count - start ? n : job.count - start;
       updateResidual(job, start, valid, job.spec.rhtSize ? p : x, decoded);
     }
@@ -292,7 +288,7 @@ void decodeWith(const DecodeJob& job) {
   const size_t tile = codec::tileElements(job.spec);
   float* x = job.scratch;
   float* factors = x + tile;
-  const RhtSigns signs = rhtSigns(job.seed);
+  const RhtRuns runs = rhtRuns(job.spec.rhtSize, job.seed);
   ChunkContext chunk;
   chunk.encodeScale = job.chunkScale;
   chunk.decodeScale = 1.0f / job.chunkScale;
@@ -303,10 +299,7 @@ void decodeWith(const DecodeJob& job) {
     float* out = direct ? static_cast<float*>(job.output) + start : x;
     decodeBlocks<Q>(job.spec, job.scales, job.elements, start, n, chunk, factors, out);
     if (direct) continue;
-    if (job.spec.rhtSize) {
-      for (size_t r = 0; r < n; r += job.spec.rhtSize)
-        rhtInverseVectors(x + r, job.spec.rhtSize, signs);
-    }
+    if (runs.size) rotateTile(x, n, runs, false);
     const size_t valid = n < job.count - start ? n : job.count - start;
     if (job.accumulate) {
       float* acc = static_cast<float*>(job.output) + start;

@@ -39,19 +39,30 @@ TEST_P(Rht, MatchesExplicitMatrixAndInverts) {
   for (int i = 0; i < r; ++i) ASSERT_NEAR(y[i], x[i], 1e-5) << "R=" << r << " i=" << i;
 }
 
-// The kernels' vector butterflies give the scalar definition's bits. This file is compiled for
-// the baseline target, so here that is the scalar path; tests/unit/kernel_targets_test.cc
-// compares the AVX2 and AVX-512 kernels, which use the vectors, with the portable ones.
-TEST_P(Rht, VectorButterfliesMatchTheDefinition) {
+// The kernels' prepared rotation (sign masks, the norm computed once) over a tile of several
+// runs gives rhtForward's and rhtInverse's bits run by run. This file is compiled for the
+// baseline target, where that is the scalar path; tests/unit/kernel_targets_test.cc compares the
+// AVX2 and AVX-512 kernels, whose runs stay in vector registers, with the portable ones.
+TEST_P(Rht, TileRotationMatchesTheDefinition) {
   const int r = GetParam();
-  std::mt19937 rng(r + 1);
+  const RhtSigns signs = rhtSigns(7);
+  const RhtRuns runs = rhtRuns(r, 7);
+  std::mt19937 rng(r + 2);
   std::normal_distribution<float> normal;
-  std::vector<float> x(r);
+  std::vector<float> x(3 * size_t(r));
   for (float& v : x) v = normal(rng);
-  std::vector<float> y = x;
-  walshHadamard(x.data(), r);
-  walshHadamardVectors(y.data(), r);
-  EXPECT_EQ(0, std::memcmp(x.data(), y.data(), sizeof(float) * r));
+  for (const bool forward : {true, false}) {
+    std::vector<float> want = x, got = x;
+    for (size_t i = 0; i < x.size(); i += size_t(r)) {
+      if (forward) {
+        rhtForward(want.data() + i, r, signs);
+      } else {
+        rhtInverse(want.data() + i, r, signs);
+      }
+    }
+    rotateTile(got.data(), got.size(), runs, forward);
+    EXPECT_EQ(0, std::memcmp(want.data(), got.data(), sizeof(float) * x.size())) << forward;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Sizes, Rht, ::testing::Values(16, 32, 64, 128, 256));

@@ -47,7 +47,8 @@ INSTANTIATE_TEST_SUITE_P(Codecs, KernelTargets,
                                            "int4+sr+rht128", "fp4ue5m3+rht", "int2", "int2+rht",
                                            "topk0.01+int2", "topk0.2+nvfp4/b256", "fp16+sr",
                                            "fp8e5m2+sr", "mxfp8+sr", "int8+sr", "int4+sr",
-                                           "fp4ue5m3+sr"),
+                                           "fp4ue5m3+sr", "mxfp4+rht16", "fp8e4m3+rht32",
+                                           "int8+rht256"),
                          SpecName());
 
 // Values of every fp32 binade, fp32 subnormals among them, signed zeros, values next to fp32's
