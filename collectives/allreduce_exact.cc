@@ -1,6 +1,8 @@
 // Exact allreduce, scatter-reduce-allgather: rank j reduces chunk j of every contribution in rank
 // order (integers in their type, floats in fp32 or fp64) and sends the result to everyone, so all
-// ranks hold the same bits. Messages carry a 16-byte header that the receiver checks.
+// ranks hold the same bits. Messages carry a 16-byte header that the receiver checks. Small calls
+// take one round instead: every rank sends its whole vector to everyone and reduces all of them
+// in rank order, which are the same sums.
 #include "collectives/allreduce_impl.h"
 #include "collectives/messages.h"
 #include "collectives/partition.h"
@@ -18,10 +20,71 @@ void frame(Executor& exec, Buffer& m, qcclDataType_t dtype, int op, MessageKind 
   writeExactHeader(m.data(), dtype, op, kind, count);
   exec.copy(m.data() + kExactHeaderBytes, data, bytes);
 }
+// A rank that found a disagreement in the one round cannot know which path its peers took: it
+// runs the second round as the two-round path does after a disagreement, poison to everyone, so
+// that no peer waits for it. Every rank finds the disagreement (each hears from every other), so
+// all of them run this round or none.
+void poisonSecondRound(Context& context, size_t bytes) {
+  const int n = context.group.size(), me = context.group.me;
+  Workspace& ws = *context.workspace;
+  Buffer& poison = ws.buffer(Slot::ExactResult, 0);
+  poison.resize(kExactHeaderBytes);
+  writePoison(poison.data(), poison.size(), context.globalRank());
+  Phase phase(context);
+  for (int p = 0; p < n; ++p) {
+    if (p == me) continue;
+    Buffer& in = ws.buffer(Slot::ExactIn, size_t(p));
+    in.resize(kExactHeaderBytes + bytes);
+    phase.recv(p, in.data(), in.size());
+    phase.send(p, poison.data(), poison.size());
+  }
+  phase.wait();
+}
+
+void allreduceExactOneRound(Context& context, const ReduceArgs& a) {
+  const int n = context.group.size(), me = context.group.me;
+  const size_t bytes = a.count * dataTypeSize(a.dtype);
+  Workspace& ws = *context.workspace;
+  Buffer& mine = ws.buffer(Slot::ExactOut, 0);
+  frame(*context.executor, mine, a.dtype, a.op, MessageKind::ExactVector, a.send, a.count);
+  {
+    Phase phase(context);
+    for (int p = 0; p < n; ++p) {
+      if (p == me) continue;
+      Buffer& in = ws.buffer(Slot::ExactIn, size_t(p));
+      in.resize(kExactHeaderBytes + bytes);
+      phase.recv(p, in.data(), in.size());
+      phase.send(p, mine.data(), mine.size());
+    }
+    phase.wait();
+  }
+  Accumulator acc(a.dtype, a.op, a.count);
+  bool ok = context.usageError.empty();
+  for (int p = 0; p < n && ok; ++p) {
+    Buffer& in = ws.buffer(Slot::ExactIn, size_t(p));
+    if (p == me) {
+      acc.add(a.send);
+    } else if (acceptExact(context, in, a.dtype, a.op, MessageKind::ExactVector, a.count, p)) {
+      acc.add(in.data() + kExactHeaderBytes);
+    } else {
+      ok = false;
+    }
+  }
+  if (!ok || !context.usageError.empty()) {
+    poisonSecondRound(context, bytes);
+    return;  // the caller reports it; the output stays untouched
+  }
+  acc.finish(n, a.recv);
+}
+
 }  // namespace
 
 void allreduceExact(Context& context, const ReduceArgs& a) {
   const int n = context.group.size(), me = context.group.me;
+  if (exactAllreduceInOneRound(a.count * dataTypeSize(a.dtype), n)) {
+    allreduceExactOneRound(context, a);
+    return;
+  }
   const size_t width = dataTypeSize(a.dtype);
   const std::vector<Span> spans = partition(a.count, n, 1);
   const Span mine = spans[size_t(me)];

@@ -8,6 +8,18 @@
 namespace qccl::coll {
 
 void allreduceExact(Context& context, const ReduceArgs& args);
+// Up to this many bytes per rank on the wire, the round saved outweighs the extra bytes (n - 1
+// whole vectors instead of two rounds of 1/n of one each): measured on the emulated cluster, a
+// 4 rank, 8 KiB call (24 KiB) took 176 us in one round and 253-288 us in two, a 16 KiB call
+// (48 KiB) 413 us against 211-259 us (docs/PERFORMANCE.md).
+constexpr size_t kOneRoundWireBytes = 32 << 10;
+
+// Whether an exact allreduce of `bytes` bytes on n ranks runs in one round (every rank sends its
+// whole vector to everyone) rather than two (scatter-reduce, allgather): the same sums in the
+// same order either way, so only the time and the bytes on the wire differ.
+inline bool exactAllreduceInOneRound(size_t bytes, int n) {
+  return size_t(n - 1) * bytes <= kOneRoundWireBytes;
+}
 // Compressed, float dtypes, Sum or Avg.
 void allreduceSra(Context& context, const ReduceArgs& args);
 void allreduceRing(Context& context, const ReduceArgs& args);

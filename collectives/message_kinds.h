@@ -22,6 +22,7 @@ enum class MessageKind : uint8_t {
   AllgatherCall = 12,        // ... of the compressed allgather
   GatherAllreduceCall = 13,  // ... of the compressed allreduce by allgather
   DeltaAllgatherCall = 14,   // ... of the compressed allgather of changes
+  ExactVector = 15,          // exact allreduce in one round: a rank's whole vector to everyone
 };
 
 }  // namespace qccl::coll

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "codecs/codec.h"
+#include "collectives/allreduce_impl.h"
 #include "collectives/call_agreement.h"
 #include "collectives/chunk_codec.h"
 #include "collectives/messages.h"
@@ -183,6 +184,12 @@ Prediction predictExact(const CostInputs& in, CollectiveKind kind, size_t count,
   const HostRates& r = in.rates;
   switch (kind) {
     case CollectiveKind::AllReduce: {
+      if (coll::exactAllreduceInOneRound(count * width, in.nranks)) {
+        // One exchange of whole vectors, each rank summing all of them.
+        const size_t message = count * width + coll::kExactHeaderBytes;
+        const double cpu = double(count) / r.copy + double(n * count) / r.reduce;
+        return combine(0, in.link.exchangeSeconds(message), (n - 1) * message, cpu, 0);
+      }
       // Two exchanges: contributions to their owners, results from them; the busiest rank owns
       // the first (largest) span.
       const size_t mine = coll::partition(count, in.nranks, 1)[0].size();

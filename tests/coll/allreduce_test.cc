@@ -3,10 +3,12 @@
 // follows from the codec's (collective_reference.h), in-place and out-of-place.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <mutex>
 #include <tuple>
 
 #include "codecs/codec.h"
+#include "collectives/allreduce_impl.h"
 #include "collectives/chunk_codec.h"
 #include "src/common/siphash.h"
 #include "tests/coll/collective_reference.h"
@@ -209,6 +211,35 @@ std::vector<Case> cases() {
 
 INSTANTIATE_TEST_SUITE_P(Cases, Allreduce, ::testing::ValuesIn(cases()),
                          [](const auto& info) { return caseName(info.param); });
+
+// Small exact calls run in one round, larger ones in two (allreduce_exact.cc), with the same sums
+// in the same order: the first elements of a two-round call equal a one-round call on the same
+// first elements, bit for bit, for every float dtype and for Sum and Avg.
+TEST(ExactAllreduce, OneRoundGivesTheBitsOfTwoRounds) {
+  const int n = 4;
+  const size_t small = 300, large = 6000;
+  for (const qcclDataType_t t : {qcclFloat32, qcclBfloat16, qcclFloat16}) {
+    const size_t width = t == qcclFloat32 ? 4 : 2;
+    ASSERT_TRUE(coll::exactAllreduceInOneRound(small * width, n));
+    ASSERT_FALSE(coll::exactAllreduceInOneRound(large * width, n));
+    for (const qcclRedOp_t op : {qcclSum, qcclAvg}) {
+      std::mutex mutex;
+      runRanks(n, CommOptions{}, [&](int r, qcclComm_t comm) {
+        std::vector<uint8_t> in;
+        std::vector<double> values;
+        makeInput(r, large, t, in, values);
+        std::vector<uint8_t> whole(large * width), first(small * width);
+        const qcclResult_t a = qcclAllReduce(in.data(), whole.data(), large, t, op, comm, nullptr);
+        const qcclResult_t b = qcclAllReduce(in.data(), first.data(), small, t, op, comm, nullptr);
+        std::lock_guard<std::mutex> lock(mutex);
+        ASSERT_EQ(a, qcclSuccess);
+        ASSERT_EQ(b, qcclSuccess);
+        EXPECT_TRUE(std::equal(first.begin(), first.end(), whole.begin()))
+            << "dtype " << t << " op " << op << " rank " << r;
+      });
+    }
+  }
+}
 
 }  // namespace
 }  // namespace qccl::test
