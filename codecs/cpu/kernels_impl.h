@@ -146,17 +146,27 @@ QCCL_ALWAYS_INLINE void forEachBlock(size_t n, size_t block, Fn&& fn) {
   if (n % block) fn(full, full * block, n % block);
 }
 
-// out[i] = in[i] / factor (kDivide) or in[i] * factor, eight lanes at a time where the target has
-// them: the compiler leaves a short block's loop scalar, unrolled, when it cannot prove that in
-// and out do not overlap. Division and product are IEEE-exact per lane, as in the scalar loop.
+// out[i] = in[i] / factor (kDivide) or in[i] * factor, a whole vector register at a time where
+// the target has them: the compiler leaves a short block's loop scalar, unrolled, when it cannot
+// prove that in and out do not overlap. Division and product are IEEE-exact per lane, as in the
+// scalar loop.
+#if defined(__AVX512F__)
+typedef float ScaleLanes __attribute__((vector_size(64)));
+#elif defined(__AVX__)
+typedef float ScaleLanes __attribute__((vector_size(32)));
+#endif
+
 template <bool kDivide>
 QCCL_ALWAYS_INLINE void scaleBlock(const float* in, size_t len, float factor, float* out) {
   size_t i = 0;
 #if defined(__AVX__)
-  const Float8 f = Float8{} + factor;
-  for (; i + 8 <= len; i += 8) {
-    const Float8 v = loadFloat8(in + i);
-    storeFloat8(out + i, kDivide ? v / f : v * f);
+  constexpr size_t kLanes = sizeof(ScaleLanes) / 4;
+  const ScaleLanes f = ScaleLanes{} + factor;
+  for (; i + kLanes <= len; i += kLanes) {
+    ScaleLanes v;
+    std::memcpy(&v, in + i, sizeof v);
+    v = kDivide ? v / f : v * f;
+    std::memcpy(out + i, &v, sizeof v);
   }
 #endif
   for (; i < len; ++i) out[i] = kDivide ? in[i] / factor : in[i] * factor;
