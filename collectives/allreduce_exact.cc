@@ -20,44 +20,38 @@ void frame(Executor& exec, Buffer& m, qcclDataType_t dtype, int op, MessageKind 
   writeExactHeader(m.data(), dtype, op, kind, count);
   exec.copy(m.data() + kExactHeaderBytes, data, bytes);
 }
-// A rank that found a disagreement in the one round cannot know which path its peers took: it
-// runs the second round as the two-round path does after a disagreement, poison to everyone, so
-// that no peer waits for it. Every rank finds the disagreement (each hears from every other), so
-// all of them run this round or none.
-void poisonSecondRound(Context& context, size_t bytes) {
-  const int n = context.group.size(), me = context.group.me;
-  Workspace& ws = *context.workspace;
-  Buffer& poison = ws.buffer(Slot::ExactResult, 0);
-  poison.resize(kExactHeaderBytes);
-  writePoison(poison.data(), poison.size(), context.globalRank());
+// One round with every peer: `message` to each, and from each a message of `inBytes` into its
+// ExactIn buffer.
+void roundWithAll(Context& context, const Buffer& message, size_t inBytes) {
   Phase phase(context);
-  for (int p = 0; p < n; ++p) {
-    if (p == me) continue;
-    Buffer& in = ws.buffer(Slot::ExactIn, size_t(p));
-    in.resize(kExactHeaderBytes + bytes);
+  for (int p = 0; p < context.group.size(); ++p) {
+    if (p == context.group.me) continue;
+    Buffer& in = context.workspace->buffer(Slot::ExactIn, size_t(p));
+    in.resize(inBytes);
     phase.recv(p, in.data(), in.size());
-    phase.send(p, poison.data(), poison.size());
+    phase.send(p, message.data(), message.size());
   }
   phase.wait();
 }
 
+// A rank that found a disagreement in the one round cannot know which path its peers took: it
+// runs the second round as the two-round path does after a disagreement, poison to everyone, so
+// that no peer waits for it. Every rank finds the disagreement (each hears from every other), so
+// all of them run this round or none.
+void poisonSecondRound(Context& context, size_t inBytes) {
+  Buffer& poison = context.workspace->buffer(Slot::ExactResult, 0);
+  poison.resize(kExactHeaderBytes);
+  writePoison(poison.data(), poison.size(), context.globalRank());
+  roundWithAll(context, poison, inBytes);
+}
+
 void allreduceExactOneRound(Context& context, const ReduceArgs& a) {
   const int n = context.group.size(), me = context.group.me;
-  const size_t bytes = a.count * dataTypeSize(a.dtype);
+  const size_t messageBytes = kExactHeaderBytes + a.count * dataTypeSize(a.dtype);
   Workspace& ws = *context.workspace;
   Buffer& mine = ws.buffer(Slot::ExactOut, 0);
   frame(*context.executor, mine, a.dtype, a.op, MessageKind::ExactVector, a.send, a.count);
-  {
-    Phase phase(context);
-    for (int p = 0; p < n; ++p) {
-      if (p == me) continue;
-      Buffer& in = ws.buffer(Slot::ExactIn, size_t(p));
-      in.resize(kExactHeaderBytes + bytes);
-      phase.recv(p, in.data(), in.size());
-      phase.send(p, mine.data(), mine.size());
-    }
-    phase.wait();
-  }
+  roundWithAll(context, mine, messageBytes);
   Accumulator acc(a.dtype, a.op, a.count);
   bool ok = context.usageError.empty();
   for (int p = 0; p < n && ok; ++p) {
@@ -71,7 +65,7 @@ void allreduceExactOneRound(Context& context, const ReduceArgs& a) {
     }
   }
   if (!ok || !context.usageError.empty()) {
-    poisonSecondRound(context, bytes);
+    poisonSecondRound(context, messageBytes);
     return;  // the caller reports it; the output stays untouched
   }
   acc.finish(n, a.recv);

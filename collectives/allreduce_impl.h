@@ -9,10 +9,10 @@ namespace qccl::coll {
 
 void allreduceExact(Context& context, const ReduceArgs& args);
 // Up to this many bytes per rank on the wire, the round saved outweighs the extra bytes (n - 1
-// whole vectors instead of two rounds of 1/n of one each): measured on the emulated cluster, a
-// 4 rank, 8 KiB call (24 KiB) took 176 us in one round and 253-288 us in two, a 16 KiB call
-// (48 KiB) 413 us against 211-259 us (docs/PERFORMANCE.md).
-constexpr size_t kOneRoundWireBytes = 32 << 10;
+// whole vectors instead of two rounds of 1/n of one each). On the emulated cluster (4 ranks,
+// medians of three runs) a 4 KiB call, 12 KiB in one round, took 101 us against 194 us in two;
+// at 8 KiB (24 KiB) the two were within the runs' spread (198 and 186 us): docs/PERFORMANCE.md.
+constexpr size_t kOneRoundWireBytes = 16 << 10;
 
 // Whether an exact allreduce of `bytes` bytes on n ranks runs in one round (every rank sends its
 // whole vector to everyone) rather than two (scatter-reduce, allgather): the same sums in the
