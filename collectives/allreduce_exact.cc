@@ -52,19 +52,17 @@ void allreduceExactOneRound(Context& context, const ReduceArgs& a) {
   Buffer& mine = ws.buffer(Slot::ExactOut, 0);
   frame(*context.executor, mine, a.dtype, a.op, MessageKind::ExactVector, a.send, a.count);
   roundWithAll(context, mine, messageBytes);
+  // A message that is refused records the disagreement in the context (acceptExact).
   Accumulator acc(a.dtype, a.op, a.count);
-  bool ok = context.usageError.empty();
-  for (int p = 0; p < n && ok; ++p) {
+  for (int p = 0; p < n && context.usageError.empty(); ++p) {
     Buffer& in = ws.buffer(Slot::ExactIn, size_t(p));
     if (p == me) {
       acc.add(a.send);
     } else if (acceptExact(context, in, a.dtype, a.op, MessageKind::ExactVector, a.count, p)) {
       acc.add(in.data() + kExactHeaderBytes);
-    } else {
-      ok = false;
     }
   }
-  if (!ok || !context.usageError.empty()) {
+  if (!context.usageError.empty()) {
     poisonSecondRound(context, messageBytes);
     return;  // the caller reports it; the output stays untouched
   }

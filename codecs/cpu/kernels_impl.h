@@ -13,6 +13,7 @@
 
 #include "codecs/cpu/hadamard_vec.h"
 #include "codecs/cpu/kernels.h"
+#include "codecs/cpu/lanes.h"
 #include "codecs/cpu/philox_vec.h"
 #include "codecs/cpu/quantizers.h"
 
@@ -150,20 +151,14 @@ QCCL_ALWAYS_INLINE void forEachBlock(size_t n, size_t block, Fn&& fn) {
 // the target has them: the compiler leaves a short block's loop scalar, unrolled, when it cannot
 // prove that in and out do not overlap. Division and product are IEEE-exact per lane, as in the
 // scalar loop.
-#if defined(__AVX512F__)
-typedef float ScaleLanes __attribute__((vector_size(64)));
-#elif defined(__AVX__)
-typedef float ScaleLanes __attribute__((vector_size(32)));
-#endif
-
 template <bool kDivide>
 QCCL_ALWAYS_INLINE void scaleBlock(const float* in, size_t len, float factor, float* out) {
   size_t i = 0;
-#if defined(__AVX__)
-  constexpr size_t kLanes = sizeof(ScaleLanes) / 4;
-  const ScaleLanes f = ScaleLanes{} + factor;
+#if defined(__AVX2__)
+  constexpr size_t kLanes = sizeof(FloatLanes) / 4;
+  const FloatLanes f = FloatLanes{} + factor;
   for (; i + kLanes <= len; i += kLanes) {
-    ScaleLanes v;
+    FloatLanes v;
     std::memcpy(&v, in + i, sizeof v);
     v = kDivide ? v / f : v * f;
     std::memcpy(out + i, &v, sizeof v);

@@ -15,6 +15,7 @@
 #include <immintrin.h>
 #endif
 
+#include "codecs/cpu/lanes.h"
 #include "codecs/element/format_rules.h"
 
 namespace qccl {
@@ -41,24 +42,18 @@ struct IntegerRounding {
 };
 
 #if defined(__AVX512F__)
-typedef uint32_t RoundLanes __attribute__((vector_size(64)));
-typedef int32_t RoundInts __attribute__((vector_size(64)));
-
-QCCL_HD RoundLanes shiftRightOrZero(RoundLanes v, RoundLanes count) {
-  return RoundLanes(_mm512_srlv_epi32(__m512i(v), __m512i(count)));
+QCCL_HD UintLanes shiftRightOrZero(UintLanes v, UintLanes count) {
+  return UintLanes(_mm512_srlv_epi32(__m512i(v), __m512i(count)));
 }
-QCCL_HD RoundLanes shiftLeftOrZero(RoundLanes v, RoundLanes count) {
-  return RoundLanes(_mm512_sllv_epi32(__m512i(v), __m512i(count)));
+QCCL_HD UintLanes shiftLeftOrZero(UintLanes v, UintLanes count) {
+  return UintLanes(_mm512_sllv_epi32(__m512i(v), __m512i(count)));
 }
 #elif defined(__AVX2__)
-typedef uint32_t RoundLanes __attribute__((vector_size(32)));
-typedef int32_t RoundInts __attribute__((vector_size(32)));
-
-QCCL_HD RoundLanes shiftRightOrZero(RoundLanes v, RoundLanes count) {
-  return RoundLanes(_mm256_srlv_epi32(__m256i(v), __m256i(count)));
+QCCL_HD UintLanes shiftRightOrZero(UintLanes v, UintLanes count) {
+  return UintLanes(_mm256_srlv_epi32(__m256i(v), __m256i(count)));
 }
-QCCL_HD RoundLanes shiftLeftOrZero(RoundLanes v, RoundLanes count) {
-  return RoundLanes(_mm256_sllv_epi32(__m256i(v), __m256i(count)));
+QCCL_HD UintLanes shiftLeftOrZero(UintLanes v, UintLanes count) {
+  return UintLanes(_mm256_sllv_epi32(__m256i(v), __m256i(count)));
 }
 #endif
 
@@ -66,27 +61,27 @@ QCCL_HD RoundLanes shiftLeftOrZero(RoundLanes v, RoundLanes count) {
 // stochasticRound(t, qexp, random) lane by lane, then a finite value carried to infinity
 // saturated to the largest finite one (what minifloatStochasticValue does).
 template <class Rule>
-QCCL_HD RoundLanes stochasticRoundLanes(RoundLanes u, RoundLanes random) {
-  const RoundLanes a = u & kAbsMask;
-  const RoundInts biasedExp = RoundInts(a >> 23);
-  const RoundInts shifted = biasedExp + Rule::kOffset;
-  const RoundInts qexp = shifted > Rule::kFloor ? shifted : RoundInts{} + Rule::kFloor;
-  const RoundLanes significand = (a & 0x7fffffu) | RoundLanes((biasedExp != 0) & 0x800000);
+QCCL_HD UintLanes stochasticUintLanes(UintLanes u, UintLanes random) {
+  const UintLanes a = u & kAbsMask;
+  const IntLanes biasedExp = IntLanes(a >> 23);
+  const IntLanes shifted = biasedExp + Rule::kOffset;
+  const IntLanes qexp = shifted > Rule::kFloor ? shifted : IntLanes{} + Rule::kFloor;
+  const UintLanes significand = (a & 0x7fffffu) | UintLanes((biasedExp != 0) & 0x800000);
   // Bits of the significand below the quantum; <= 0: none.
-  const RoundInts drop = qexp + 150 - (biasedExp > 1 ? biasedExp : RoundInts{} + 1);
+  const IntLanes drop = qexp + 150 - (biasedExp > 1 ? biasedExp : IntLanes{} + 1);
   // Up to 23 dropped bits: add the random bits' top `drop` bits to them and clear them; the carry
   // ripples into the exponent as the scalar form's carry does. drop <= 0 shifts by 32 or more:
   // nothing is added and nothing cleared.
-  const RoundLanes keepCount = RoundLanes(32 - drop);
-  const RoundLanes dropped = shiftRightOrZero(RoundLanes{} + ~0u, keepCount);
-  const RoundLanes withinRange = (a + shiftRightOrZero(random, keepCount)) & ~dropped;
+  const UintLanes keepCount = UintLanes(32 - drop);
+  const UintLanes dropped = shiftRightOrZero(UintLanes{} + ~0u, keepCount);
+  const UintLanes withinRange = (a + shiftRightOrZero(random, keepCount)) & ~dropped;
   // Below one quantum: the value as a 32-bit fraction of it (one of the shifts is by 32 or more,
   // and gives 0), rounded up to the quantum when the random bits carry out of it.
-  const RoundLanes fraction = shiftLeftOrZero(significand, keepCount) |
-                              shiftRightOrZero(significand, RoundLanes(drop - 32));
-  const RoundLanes quantum = RoundLanes(qexp + 127) << 23;
-  const RoundLanes belowQuantum = RoundLanes(random > ~fraction) & quantum;
-  RoundLanes rounded = drop > 23 ? belowQuantum : withinRange;
+  const UintLanes fraction =
+      shiftLeftOrZero(significand, keepCount) | shiftRightOrZero(significand, UintLanes(drop - 32));
+  const UintLanes quantum = UintLanes(qexp + 127) << 23;
+  const UintLanes belowQuantum = UintLanes(random > ~fraction) & quantum;
+  UintLanes rounded = drop > 23 ? belowQuantum : withinRange;
   rounded = a >= kInfBits ? a : rounded;
   rounded = ((rounded == kInfBits) & (a < kInfBits)) ? floatBits(rules::kFloatMax) : rounded;
   return rounded | (u & 0x80000000u);
@@ -98,12 +93,12 @@ template <class Rule>
 inline void stochasticRoundFloats(const float* t, size_t n, const uint32_t* random, float* out) {
   size_t i = 0;
 #if defined(__AVX2__)
-  constexpr size_t kLanes = sizeof(RoundLanes) / 4;
+  constexpr size_t kLanes = sizeof(UintLanes) / 4;
   for (; i + kLanes <= n; i += kLanes) {
-    RoundLanes u, r;
+    UintLanes u, r;
     std::memcpy(&u, t + i, sizeof u);
     std::memcpy(&r, random + i, sizeof r);
-    u = stochasticRoundLanes<Rule>(u, r);
+    u = stochasticUintLanes<Rule>(u, r);
     std::memcpy(out + i, &u, sizeof u);
   }
 #endif
