@@ -4,12 +4,14 @@
 // QCCL_CALL_DELTA each rank encodes instead its shard's change since the previous result, which
 // the output holds, and every rank adds every decoded change to it: what is not sent stays in the
 // difference between a shard and its replica and goes out with a later call (SCAPE-style sparse
-// parameter updates). Exact: framed raw values.
+// parameter updates). Exact: framed raw values, or for large shards pipelined raw segments
+// (exact_pipeline.h).
 #include <cstring>
 
 #include "collectives/call_agreement.h"
 #include "collectives/chunk_codec.h"
 #include "collectives/collectives.h"
+#include "collectives/exact_pipeline.h"
 #include "collectives/gather_segments.h"
 #include "collectives/messages.h"
 #include "collectives/phase.h"
@@ -19,10 +21,33 @@ namespace qccl::coll {
 
 namespace {
 
+// Every shard straight from its owner's input into place in every output, segment by segment.
+void allgatherExactPipelined(Context& context, const void* send, void* recv, size_t sendCount,
+                             qcclDataType_t dtype, size_t step) {
+  const int n = context.group.size(), me = context.group.me;
+  if (!agreeOnCall(context, {MessageKind::ExactAllgatherCall, dtype, 0, sendCount, true}))
+    throwIfUsageError(context);
+  const std::vector<Span> spans = equalSpans(sendCount, n);
+  ExactGather gather(context, spans, step, dtype, recv);
+  const size_t width = dataTypeSize(dtype);
+  const auto* from = static_cast<const uint8_t*>(send);
+  for (size_t k = 0; k < gather.mine().size(); ++k) {
+    gather.share(k, from + (gather.mine()[k].begin - spans[size_t(me)].begin) * width);
+  }
+  uint8_t* own = static_cast<uint8_t*>(recv) + spans[size_t(me)].begin * width;
+  if (own != send) context.executor->copy(own, send, sendCount * width);  // while the wire works
+  gather.wait();
+}
+
 void allgatherExact(Context& context, const void* send, void* recv, size_t sendCount,
                     qcclDataType_t dtype) {
   const int n = context.group.size(), me = context.group.me;
   const size_t shardBytes = sendCount * dataTypeSize(dtype);
+  if (const size_t step =
+          exactSegmentStep(sendCount, dataTypeSize(dtype), context.segmentElements)) {
+    allgatherExactPipelined(context, send, recv, sendCount, dtype, step);
+    return;
+  }
   Workspace& ws = *context.workspace;
   Buffer& mine = ws.buffer(Slot::AllgatherMine, 0);
   mine.resize(kExactHeaderBytes + shardBytes);
@@ -61,8 +86,7 @@ void allgatherCompressed(Context& context, const void* send, void* recv, size_t 
   const MessageKind kind = delta ? MessageKind::DeltaAllgatherCall : MessageKind::AllgatherCall;
   if (!agreeOnCall(context, {kind, dtype, 0, sendCount})) throwIfUsageError(context);
   const size_t width = dataTypeSize(dtype), first = size_t(me) * sendCount;
-  std::vector<Span> spans(static_cast<size_t>(n));
-  for (int p = 0; p < n; ++p) spans[size_t(p)] = {size_t(p) * sendCount, size_t(p + 1) * sendCount};
+  const std::vector<Span> spans = equalSpans(sendCount, n);
   // A change is encoded from fp32: the shard minus its replica in the output.
   GatherSegments gather(context, spans, delta ? qcclFloat32 : dtype, recv, dtype, delta);
   auto step = [&] {

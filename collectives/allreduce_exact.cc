@@ -2,11 +2,15 @@
 // order (integers in their type, floats in fp32 or fp64) and sends the result to everyone, so all
 // ranks hold the same bits. Messages carry a 16-byte header that the receiver checks. Small calls
 // take one round instead: every rank sends its whole vector to everyone and reduces all of them
-// in rank order, which are the same sums.
+// in rank order, which are the same sums. Large calls are pipelined (exact_pipeline.h): the same
+// sums again, segment by segment, after the ranks agreed on the call.
 #include "collectives/allreduce_impl.h"
+#include "collectives/call_agreement.h"
+#include "collectives/exact_pipeline.h"
 #include "collectives/messages.h"
 #include "collectives/partition.h"
 #include "collectives/phase.h"
+#include "collectives/pipeline.h"
 #include "collectives/reduction.h"
 
 namespace qccl::coll {
@@ -53,7 +57,7 @@ void allreduceExactOneRound(Context& context, const ReduceArgs& a) {
   frame(*context.executor, mine, a.dtype, a.op, MessageKind::ExactVector, a.send, a.count);
   roundWithAll(context, mine, messageBytes);
   // A message that is refused records the disagreement in the context (acceptExact).
-  Accumulator acc(a.dtype, a.op, a.count);
+  Accumulator acc(a.dtype, a.op, a.count, ws.buffer(Slot::ExactSums, 0));
   for (int p = 0; p < n && context.usageError.empty(); ++p) {
     Buffer& in = ws.buffer(Slot::ExactIn, size_t(p));
     if (p == me) {
@@ -69,6 +73,34 @@ void allreduceExactOneRound(Context& context, const ReduceArgs& a) {
   acc.finish(n, a.recv);
 }
 
+// Both stages at once: each reduced segment goes to everyone while later ones are still coming.
+void allreduceExactPipelined(Context& context, const ReduceArgs& a, const std::vector<Span>& spans,
+                             size_t step) {
+  if (!agreeOnCall(context, {MessageKind::ExactAllreduceCall, a.dtype, a.op, a.count, true})) {
+    // A peer whose count put it on the framed or the one-round path runs a second round.
+    poisonSecondRound(context, kExactHeaderBytes);
+    return;
+  }
+  ExactScatterReduce scatter(context, a, spans, step, a.recv, 0);
+  ExactGather gather(context, spans, step, a.dtype, a.recv);
+  scatter.sendAll();
+  auto* recv = static_cast<uint8_t*>(a.recv);
+  const size_t width = dataTypeSize(a.dtype);
+  auto progress = [&] {
+    bool progressed = scatter.poll();
+    progressed = gather.poll() || progressed;
+    for (size_t k = 0; scatter.reduceNext(k); progressed = true) {
+      gather.share(k, recv + scatter.mine()[k].begin * width);
+    }
+    return progressed;
+  };
+  runUntil(
+      context, progress, [&] { return scatter.reducedAll(); },
+      [&] { return scatter.awaited() + " " + gather.awaited(); });
+  scatter.wait();
+  gather.wait();
+}
+
 }  // namespace
 
 void allreduceExact(Context& context, const ReduceArgs& a) {
@@ -79,6 +111,10 @@ void allreduceExact(Context& context, const ReduceArgs& a) {
   }
   const size_t width = dataTypeSize(a.dtype);
   const std::vector<Span> spans = partition(a.count, n, 1);
+  if (const size_t step = exactSegmentStep(spans[0].size(), width, context.segmentElements)) {
+    allreduceExactPipelined(context, a, spans, step);
+    return;
+  }
   const Span mine = spans[size_t(me)];
   const auto* send = static_cast<const uint8_t*>(a.send);
   Workspace& ws = *context.workspace;
@@ -98,7 +134,7 @@ void allreduceExact(Context& context, const ReduceArgs& a) {
     }
     phase.wait();
   }
-  Accumulator acc(a.dtype, a.op, mine.size());
+  Accumulator acc(a.dtype, a.op, mine.size(), ws.buffer(Slot::ExactSums, 0));
   bool ok = context.usageError.empty();
   for (int p = 0; p < n; ++p) {
     if (p == me) {

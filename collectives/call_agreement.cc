@@ -16,14 +16,15 @@ void describe(const Context& context, const CallShape& call, uint8_t* out) {
   writeExactHeader(out, call.dtype, call.op, call.kind, call.count);
   uint8_t* codec = out + kExactHeaderBytes;
   std::memset(codec, 0, kCallDescriptionBytes - kExactHeaderBytes);
-  codec[0] = uint8_t(context.codec.format);
-  codec[1] = context.codec.stochastic ? 1 : 0;
-  for (int i = 0; i < 2; ++i) codec[2 + i] = uint8_t(context.codec.rhtSize >> (8 * i));
-  for (int i = 0; i < 4; ++i) codec[4 + i] = uint8_t(context.codec.block >> (8 * i));
+  const codec::CodecSpec spec = call.exact ? codec::CodecSpec{} : context.codec;
+  codec[0] = uint8_t(spec.format);
+  codec[1] = spec.stochastic ? 1 : 0;
+  for (int i = 0; i < 2; ++i) codec[2 + i] = uint8_t(spec.rhtSize >> (8 * i));
+  for (int i = 0; i < 4; ++i) codec[4 + i] = uint8_t(spec.block >> (8 * i));
   const uint64_t segment = context.segmentElements;
   for (int i = 0; i < 8; ++i) codec[8 + i] = uint8_t(segment >> (8 * i));
-  codec[16] = uint8_t(context.codec.valueFormat);
-  for (int i = 0; i < 4; ++i) codec[20 + i] = uint8_t(context.codec.densityPpm >> (8 * i));
+  codec[16] = uint8_t(spec.valueFormat);
+  for (int i = 0; i < 4; ++i) codec[20 + i] = uint8_t(spec.densityPpm >> (8 * i));
 }
 
 std::string codecText(const uint8_t* codec) {

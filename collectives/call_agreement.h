@@ -24,6 +24,9 @@ struct CallShape {
   qcclDataType_t dtype;
   int op;
   size_t count;
+  // An exact call: described with codec none whatever the communicator's (the codec does not
+  // apply), and its segment size.
+  bool exact = false;
 };
 
 // True when every rank of the group makes the same call; otherwise records the first difference

@@ -17,12 +17,15 @@ enum class MessageKind : uint8_t {
   Broadcast = 7,
   AlltoallBlock = 8,
   Barrier = 9,
-  SraCall = 10,              // call agreement of the compressed allreduce
-  ReduceScatterCall = 11,    // ... of the compressed reduce-scatter
-  AllgatherCall = 12,        // ... of the compressed allgather
-  GatherAllreduceCall = 13,  // ... of the compressed allreduce by allgather
-  DeltaAllgatherCall = 14,   // ... of the compressed allgather of changes
-  ExactVector = 15,          // exact allreduce in one round: a rank's whole vector to everyone
+  SraCall = 10,                 // call agreement of the compressed allreduce
+  ReduceScatterCall = 11,       // ... of the compressed reduce-scatter
+  AllgatherCall = 12,           // ... of the compressed allgather
+  GatherAllreduceCall = 13,     // ... of the compressed allreduce by allgather
+  DeltaAllgatherCall = 14,      // ... of the compressed allgather of changes
+  ExactVector = 15,             // exact allreduce in one round: a rank's whole vector to everyone
+  ExactAllreduceCall = 16,      // call agreement of the pipelined exact allreduce
+  ExactReduceScatterCall = 17,  // ... of the pipelined exact reduce-scatter
+  ExactAllgatherCall = 18,      // ... of the pipelined exact allgather
 };
 
 }  // namespace qccl::coll

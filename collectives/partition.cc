@@ -13,4 +13,10 @@ std::vector<Span> partition(size_t count, int parts, size_t unit) {
   return spans;
 }
 
+std::vector<Span> equalSpans(size_t each, int parts) {
+  std::vector<Span> spans(static_cast<size_t>(parts));
+  for (size_t p = 0; p < spans.size(); ++p) spans[p] = {p * each, (p + 1) * each};
+  return spans;
+}
+
 }  // namespace qccl::coll

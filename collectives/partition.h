@@ -16,4 +16,8 @@ struct Span {
 // (codec blocks stay whole); trailing spans may be short or empty.
 std::vector<Span> partition(size_t count, int parts, size_t unit);
 
+// parts spans of `each` elements, one after the other: the shares of reduce-scatter's input, the
+// shards of allgather's output.
+std::vector<Span> equalSpans(size_t each, int parts);
+
 }  // namespace qccl::coll

@@ -1,12 +1,13 @@
 // Reduce-scatter (docs/ALGORITHMS.md): share p of every rank's vector goes to rank p, which
 // reduces the n shares in rank order. Compressed: encoded with worker error feedback, added in
 // fp32 (its own share in full precision), Avg applied, written in the caller's dtype. Exact:
-// framed raw values, reduced like the exact allreduce.
+// framed raw values, reduced like the exact allreduce, or pipelined like it for large shares.
 #include <algorithm>
 #include <cstring>
 
 #include "collectives/call_agreement.h"
 #include "collectives/collectives.h"
+#include "collectives/exact_pipeline.h"
 #include "collectives/messages.h"
 #include "collectives/phase.h"
 #include "collectives/reduction.h"
@@ -16,10 +17,32 @@ namespace qccl::coll {
 
 namespace {
 
-// The exact path: framed raw shares, reduced like the exact allreduce.
+void reduceScatterExactPipelined(Context& context, const ReduceArgs& a, size_t step) {
+  const int n = context.group.size();
+  if (!agreeOnCall(context, {MessageKind::ExactReduceScatterCall, a.dtype, a.op, a.count, true}))
+    throwIfUsageError(context);
+  const std::vector<Span> spans = equalSpans(a.count, n);
+  ExactScatterReduce scatter(context, {a.send, a.recv, a.count * size_t(n), a.dtype, a.op}, spans,
+                             step, a.recv, spans[size_t(context.group.me)].begin);
+  scatter.sendAll();
+  auto progress = [&] {
+    bool progressed = scatter.poll();
+    for (size_t k = 0; scatter.reduceNext(k);) progressed = true;
+    return progressed;
+  };
+  runUntil(
+      context, progress, [&] { return scatter.reducedAll(); }, [&] { return scatter.awaited(); });
+  scatter.wait();
+}
+
+// The exact path: framed raw shares, reduced like the exact allreduce; large shares pipelined.
 void reduceScatterExact(Context& context, const ReduceArgs& a) {
   const int n = context.group.size(), me = context.group.me;
   const size_t width = dataTypeSize(a.dtype), share = a.count, shareBytes = share * width;
+  if (const size_t step = exactSegmentStep(share, width, context.segmentElements)) {
+    reduceScatterExactPipelined(context, a, step);
+    return;
+  }
   const auto* send = static_cast<const uint8_t*>(a.send);
   Workspace& ws = *context.workspace;
   auto out = [&](int p) -> Buffer& { return ws.buffer(Slot::ReduceScatterOut, size_t(p)); };
@@ -42,7 +65,7 @@ void reduceScatterExact(Context& context, const ReduceArgs& a) {
     if (p != me) acceptExact(context, in(p), a.dtype, a.op, MessageKind::ExactShare, share, p);
   }
   throwIfUsageError(context);  // every rank heard from every other: no second phase to warn them
-  Accumulator acc(a.dtype, a.op, share);
+  Accumulator acc(a.dtype, a.op, share, ws.buffer(Slot::ExactSums, 0));
   for (int p = 0; p < n; ++p) {
     acc.add(p == me ? send + size_t(me) * shareBytes : in(p).data() + kExactHeaderBytes);
   }
@@ -55,8 +78,7 @@ void reduceScatterCompressed(Context& context, const ReduceArgs& a) {
   const int n = context.group.size(), me = context.group.me;
   if (!agreeOnCall(context, {MessageKind::ReduceScatterCall, a.dtype, a.op, a.count}))
     throwIfUsageError(context);
-  std::vector<Span> spans(static_cast<size_t>(n));
-  for (int p = 0; p < n; ++p) spans[size_t(p)] = {size_t(p) * a.count, size_t(p + 1) * a.count};
+  const std::vector<Span> spans = equalSpans(a.count, n);
   ScatterReduce scatter(context, {a.send, a.recv, a.count * size_t(n), a.dtype, a.op}, spans);
   auto* recv = static_cast<uint8_t*>(a.recv);
   const size_t width = dataTypeSize(a.dtype), first = spans[size_t(me)].begin;

@@ -119,9 +119,10 @@ bool isFloatType(qcclDataType_t dtype) {
          dtype == qcclBfloat16 || dtype == qcclFloat8e4m3 || dtype == qcclFloat8e5m2;
 }
 
-Accumulator::Accumulator(qcclDataType_t dtype, qcclRedOp_t op, size_t count)
+Accumulator::Accumulator(qcclDataType_t dtype, qcclRedOp_t op, size_t count, Buffer& storage)
     : dtype_(dtype), op_(op), count_(count) {
-  withAccType(dtype, [&](auto a) { acc_.resize(count * sizeof a); });
+  withAccType(dtype, [&](auto a) { storage.resize(count * sizeof a); });
+  acc_ = storage.data();
 }
 
 void Accumulator::add(const void* contribution) {
@@ -130,7 +131,7 @@ void Accumulator::add(const void* contribution) {
     withStorage(dtype_, [&](auto storage) {
       using S = decltype(storage);
       const auto* in = static_cast<const typename S::Storage*>(contribution);
-      A* acc = reinterpret_cast<A*>(acc_.data());
+      A* acc = reinterpret_cast<A*>(acc_);
       if (empty_) {
         for (size_t i = 0; i < count_; ++i) acc[i] = S::template load<A>(in[i]);
         return;
@@ -163,7 +164,7 @@ void Accumulator::finish(int contributors, void* out) const {
     withStorage(dtype_, [&](auto storage) {
       using S = decltype(storage);
       auto* o = static_cast<typename S::Storage*>(out);
-      const A* acc = reinterpret_cast<const A*>(acc_.data());
+      const A* acc = reinterpret_cast<const A*>(acc_);
       if (op_ == qcclAvg) {
         for (size_t i = 0; i < count_; ++i)
           o[i] = S::template store<A>(A(acc[i] / A(contributors)));

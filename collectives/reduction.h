@@ -5,8 +5,8 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <vector>
 
+#include "collectives/memory.h"
 #include "qccl/qccl.h"
 
 namespace qccl::coll {
@@ -16,7 +16,9 @@ bool isFloatType(qcclDataType_t dtype);
 
 class Accumulator {
  public:
-  Accumulator(qcclDataType_t dtype, qcclRedOp_t op, size_t count);
+  // storage: host memory the accumulator keeps its partial results in (a workspace buffer, so
+  // that a call touches no fresh pages); resized here, in use until the accumulator goes.
+  Accumulator(qcclDataType_t dtype, qcclRedOp_t op, size_t count, Buffer& storage);
   // Contributions come in rank order; the first one initialises.
   void add(const void* contribution);
   // Avg divides by contributors; writes count elements of dtype.
@@ -27,7 +29,7 @@ class Accumulator {
   qcclRedOp_t op_;
   size_t count_;
   bool empty_ = true;
-  std::vector<uint8_t> acc_;
+  uint8_t* acc_;
 };
 
 // fp32 <-> the float dtypes (fp32, fp16, bf16) of the compressed paths.

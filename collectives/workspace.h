@@ -25,6 +25,7 @@ enum class Slot : uint8_t {
   ExactIn,
   ExactOut,
   ExactResult,
+  ExactSums,
   ReduceScatterIn,
   ReduceScatterOut,
   AllgatherMine,

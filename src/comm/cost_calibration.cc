@@ -92,7 +92,8 @@ HostRates measureHostRates(const codec::CodecSpec& codec, size_t segmentElements
       elements / medianSeconds(3, [&] {
         codec::decode(codec, chunk.data(), chunk.size(), acc.data(), count, qcclFloat32, true);
       });
-  coll::Accumulator sum(qcclFloat32, qcclSum, count);
+  coll::Buffer sums(coll::hostAllocator());
+  coll::Accumulator sum(qcclFloat32, qcclSum, count, sums);
   sum.add(input.data());
   rates.reduce = elements / medianSeconds(3, [&] { sum.add(input.data()); });
   rates.copy = elements / medianSeconds(3, [&] {

@@ -9,6 +9,7 @@
 #include "collectives/allreduce_impl.h"
 #include "collectives/call_agreement.h"
 #include "collectives/chunk_codec.h"
+#include "collectives/exact_pipeline.h"
 #include "collectives/messages.h"
 #include "collectives/partition.h"
 #include "collectives/pipeline.h"
@@ -36,8 +37,8 @@ ChunkCost chunkCost(const CostInputs& in, const codec::CodecSpec& codec, size_t 
   return c;
 }
 
-// Pipelined (compressed) calls overlap their CPU work with their exchanges but for one segment's
-// worth of the smaller of the two; the exact calls do one after the other.
+// Pipelined calls (compressed ones, large exact ones) overlap their CPU work with their exchanges
+// but for one segment's worth of the smaller of the two; the others do one after the other.
 Prediction combine(double fixedSeconds, double wireSeconds, size_t wireBytes, double cpuSeconds,
                    size_t segments) {
   Prediction p;
@@ -182,6 +183,14 @@ Prediction predictExact(const CostInputs& in, CollectiveKind kind, size_t count,
                         qcclDataType_t dtype) {
   const size_t n = size_t(in.nranks), width = coll::dataTypeSize(dtype);
   const HostRates& r = in.rates;
+  // A pipelined call (coll::exactSegmentStep) agrees on its shape first, sends raw segments
+  // without headers or staging copies, and overlaps its reductions with its exchanges.
+  const double agreement = in.link.exchangeSeconds(coll::kCallDescriptionBytes);
+  const size_t agreementBytes = (n - 1) * coll::kCallDescriptionBytes;
+  auto segments = [&](size_t chunk) {
+    const size_t step = coll::exactSegmentStep(chunk, width, in.segmentElements);
+    return step == 0 ? 0 : (chunk + step - 1) / step;
+  };
   switch (kind) {
     case CollectiveKind::AllReduce: {
       if (coll::exactAllreduceInOneRound(count * width, in.nranks)) {
@@ -192,18 +201,31 @@ Prediction predictExact(const CostInputs& in, CollectiveKind kind, size_t count,
       }
       // Two exchanges: contributions to their owners, results from them; the busiest rank owns
       // the first (largest) span.
-      const size_t mine = coll::partition(count, in.nranks, 1)[0].size();
-      const size_t others = count - mine, message = mine * width + coll::kExactHeaderBytes;
-      const size_t wire = (others + (n - 1) * mine) * width + 2 * (n - 1) * coll::kExactHeaderBytes;
+      const size_t mine = coll::partition(count, in.nranks, 1)[0].size(), others = count - mine;
+      const size_t values = (others + (n - 1) * mine) * width;
+      if (const size_t k = segments(mine)) {
+        return combine(agreement, 2 * in.link.exchangeSeconds(mine * width),
+                       agreementBytes + values, double(n * mine) / r.reduce, k);
+      }
+      const size_t message = mine * width + coll::kExactHeaderBytes;
+      const size_t wire = values + 2 * (n - 1) * coll::kExactHeaderBytes;
       const double cpu = double(others + (n - 1) * mine) / r.copy + double(n * mine) / r.reduce;
       return combine(0, 2 * in.link.exchangeSeconds(message), wire, cpu, 0);
     }
     case CollectiveKind::ReduceScatter: {
+      if (const size_t k = segments(count)) {
+        return combine(agreement, in.link.exchangeSeconds(count * width),
+                       agreementBytes + (n - 1) * count * width, double(n * count) / r.reduce, k);
+      }
       const size_t message = count * width + coll::kExactHeaderBytes;
       const double cpu = double((n - 1) * count) / r.copy + double(n * count) / r.reduce;
       return combine(0, in.link.exchangeSeconds(message), (n - 1) * message, cpu, 0);
     }
     case CollectiveKind::AllGather: {
+      if (const size_t k = segments(count)) {
+        return combine(agreement, in.link.exchangeSeconds(count * width),
+                       agreementBytes + (n - 1) * count * width, double(count) / r.copy, k);
+      }
       const size_t message = count * width + coll::kExactHeaderBytes;
       const double cpu = double((n + 1) * count) / r.copy;
       return combine(0, in.link.exchangeSeconds(message), (n - 1) * message, cpu, 0);

@@ -10,6 +10,7 @@
 #include "codecs/codec.h"
 #include "collectives/allreduce_impl.h"
 #include "collectives/chunk_codec.h"
+#include "collectives/exact_pipeline.h"
 #include "src/common/siphash.h"
 #include "tests/coll/collective_reference.h"
 #include "tests/coll/ranks.h"
@@ -212,17 +213,23 @@ std::vector<Case> cases() {
 INSTANTIATE_TEST_SUITE_P(Cases, Allreduce, ::testing::ValuesIn(cases()),
                          [](const auto& info) { return caseName(info.param); });
 
-// Small exact calls run in one round, larger ones in two (allreduce_exact.cc), with the same sums
-// in the same order: the first elements of a two-round call equal a one-round call on the same
-// first elements, bit for bit, for every float dtype and for Sum and Avg.
-TEST(ExactAllreduce, OneRoundGivesTheBitsOfTwoRounds) {
+// Exact allreduces take one of three paths by size (allreduce_exact.cc): one round for small
+// calls, two framed rounds, or pipelined segments for large ones. All add the same values in the
+// same order: the first elements of a two-round call equal a one-round call on the same first
+// elements, and a pipelined call (in place or not) equals the two-round one, bit for bit, for
+// every float dtype and integers, for Sum, Avg and Max.
+TEST(ExactAllreduce, EveryPathGivesTheSameBits) {
   const int n = 4;
   const size_t small = 300, large = 6000;
-  for (const qcclDataType_t t : {qcclFloat32, qcclBfloat16, qcclFloat16}) {
-    const size_t width = t == qcclFloat32 ? 4 : 2;
+  const char* kSegmentBytes = "1024";  // 6000 elements are pipelined in segments of 1024 bytes
+  for (const qcclDataType_t t : {qcclFloat32, qcclBfloat16, qcclFloat16, qcclInt32}) {
+    const size_t width = t == qcclFloat32 || t == qcclInt32 ? 4 : 2;
     ASSERT_TRUE(coll::exactAllreduceInOneRound(small * width, n));
     ASSERT_FALSE(coll::exactAllreduceInOneRound(large * width, n));
-    for (const qcclRedOp_t op : {qcclSum, qcclAvg}) {
+    ASSERT_EQ(coll::exactSegmentStep(large / n, width, (1 << 20) / 4), 0u);  // default: framed
+    ASSERT_NE(coll::exactSegmentStep(large / n, width, 1024 / 4), 0u);
+    for (const qcclRedOp_t op : {qcclSum, qcclAvg, qcclMax}) {
+      std::vector<std::vector<uint8_t>> twoRounds(n);
       std::mutex mutex;
       runRanks(n, CommOptions{}, [&](int r, qcclComm_t comm) {
         std::vector<uint8_t> in;
@@ -236,7 +243,22 @@ TEST(ExactAllreduce, OneRoundGivesTheBitsOfTwoRounds) {
         ASSERT_EQ(b, qcclSuccess);
         EXPECT_TRUE(std::equal(first.begin(), first.end(), whole.begin()))
             << "dtype " << t << " op " << op << " rank " << r;
+        twoRounds[size_t(r)] = whole;
       });
+      setenv("QCCL_SEGMENT_BYTES", kSegmentBytes, 1);  // read at init, before the threads start
+      runRanks(n, CommOptions{}, [&](int r, qcclComm_t comm) {
+        std::vector<uint8_t> in, out(large * width);
+        std::vector<double> values;
+        makeInput(r, large, t, in, values);
+        const qcclResult_t a = qcclAllReduce(in.data(), out.data(), large, t, op, comm, nullptr);
+        const qcclResult_t b = qcclAllReduce(in.data(), in.data(), large, t, op, comm, nullptr);
+        std::lock_guard<std::mutex> lock(mutex);
+        ASSERT_EQ(a, qcclSuccess);
+        ASSERT_EQ(b, qcclSuccess);
+        EXPECT_EQ(out, twoRounds[size_t(r)]) << "dtype " << t << " op " << op << " rank " << r;
+        EXPECT_EQ(in, twoRounds[size_t(r)]) << "in place: dtype " << t << " op " << op;
+      });
+      unsetenv("QCCL_SEGMENT_BYTES");
     }
   }
 }

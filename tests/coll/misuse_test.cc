@@ -131,6 +131,36 @@ TEST(Misuse, RanksDisagreeOnCount) {
   }
 }
 
+// With 4 KiB segments, exact calls of more than 4096 fp32 elements on 4 ranks are pipelined
+// (exact_pipeline.h), after an agreement round: ranks that disagree within that path, or across
+// it and the framed or one-round paths, all find out; so do reduce-scatter and allgather.
+TEST(Misuse, RanksDisagreeAcrossThePipelinedExactPath) {
+  setenv("QCCL_SEGMENT_BYTES", "4096", 1);  // read at init, before the rank threads start
+  for (const auto& [odd, usual] :
+       {std::pair<size_t, size_t>{100, 20000}, {3000, 20000}, {20000, 30000}, {20000, 3000}}) {
+    expectDisagreementDetected("none", [odd = odd, usual = usual](int r, qcclComm_t comm) {
+      std::vector<float> x(std::max(odd, usual), 1.0f), y(x.size());
+      const size_t count = r == 1 ? odd : usual;
+      EXPECT_EQ(qcclAllReduce(x.data(), y.data(), count, qcclFloat32, qcclSum, comm, nullptr),
+                qcclInvalidUsage)
+          << "rank " << r << ": " << qcclGetLastError(nullptr);
+    });
+  }
+  for (const auto& [odd, usual] : {std::pair<size_t, size_t>{500, 2000}, {2000, 3000}}) {
+    expectDisagreementDetected("none", [odd = odd, usual = usual](int r, qcclComm_t comm) {
+      std::vector<float> x(4 * std::max(odd, usual), 1.0f), y(x.size());
+      const size_t count = r == 3 ? odd : usual;
+      EXPECT_EQ(qcclReduceScatter(x.data(), y.data(), count, qcclFloat32, qcclSum, comm, nullptr),
+                qcclInvalidUsage)
+          << "rank " << r << ": " << qcclGetLastError(nullptr);
+      EXPECT_EQ(qcclAllGather(x.data(), y.data(), count, qcclFloat32, comm, nullptr),
+                qcclInvalidUsage)
+          << "rank " << r << ": " << qcclGetLastError(nullptr);
+    });
+  }
+  unsetenv("QCCL_SEGMENT_BYTES");
+}
+
 TEST(Misuse, RanksDisagreeOnCodec) {
   // fp8e4m3 and int8 chunks have the same size: only the header tells them apart.
   expectDisagreementDetected("fp8e4m3", [](int r, qcclComm_t comm) {

@@ -2,7 +2,7 @@
 // cut into many small segments give bitwise the outputs of unsegmented calls on every rank, in
 // place and out of place, and so do second calls (the error-feedback residuals agree too). nvfp4
 // is the exception by design (its per-chunk scale becomes per segment): there only identical on
-// every rank.
+// every rank. Exact calls (codec none) compare the pipelined path with the framed one.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -108,6 +108,9 @@ std::vector<Case> cases() {
   }
   all.push_back({"int8", Kind::ReduceScatter, true});
   all.push_back({"mxfp4", Kind::Allgather, true});
+  for (Kind kind : {Kind::Allreduce, Kind::ReduceScatter, Kind::Allgather}) {
+    for (bool inPlace : {false, true}) all.push_back({"none", kind, inPlace});
+  }
   return all;
 }
 

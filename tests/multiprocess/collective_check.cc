@@ -216,9 +216,18 @@ void checkReduceScatterAndAllgather(const std::string& codecText, size_t count,
 }
 
 // Rank 1 calls with another count, then with another codec of the same chunk size: every rank
-// must get qcclInvalidUsage (from sizes or chunk headers), and the next call must work.
+// must get qcclInvalidUsage (from sizes or chunk headers), and the next call must work. Then an
+// exact call that the others pipeline and rank 1 does not.
 void checkDisagreement() {
   ++checks;
+  {
+    std::vector<float> x(3u << 20, 1.0f), y(x.size());
+    const size_t count = rank == 1 ? 3000 : x.size();
+    if (qcclAllReduce(x.data(), y.data(), count, qcclFloat32, qcclSum, comm, nullptr) !=
+        qcclInvalidUsage) {
+      fail(std::string("exact count disagreement not reported: ") + qcclGetLastError(nullptr));
+    }
+  }
   std::vector<float> x(6000, 1.0f), y(6000);
   const size_t count = rank == 1 ? 5000 : 6000;
   qcclCallConfig_t fp8 = callConfig("fp8e4m3");
@@ -356,9 +365,11 @@ void runMatrix(const std::vector<std::string>& codecs, bool quick) {
       }
     }
   }
-  // A multi-MiB vector (12 MiB of fp32).
+  // A multi-MiB vector (12 MiB of fp32), and reduce-scatter and allgather shares of 1.2 MB: the
+  // exact calls pipelined (more than one 1 MiB segment per chunk).
   for (const char* codec : {"none", "fp8e4m3", "nvfp4"})
     checkAllreduce(codec, 3u << 20, qcclFloat32, qcclSum, true);
+  checkReduceScatterAndAllgather("none", 300007, qcclFloat32);
   for (const char* codec : {"none", "fp8e4m3", "int4", "mxfp4"}) {
     for (size_t count : {size_t(1), size_t(7), size_t(100003)}) {
       checkReduceScatterAndAllgather(codec, count, qcclFloat32);
