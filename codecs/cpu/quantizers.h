@@ -13,6 +13,7 @@
 // Included once per CPU target inside that target's inline namespace: no std templates here.
 #pragma once
 
+#include "codecs/cpu/minifloat_vec.h"
 #include "codecs/cpu/nibble_vec.h"
 #include "codecs/cpu/stochastic_vec.h"
 #include "codecs/element/format_rules.h"
@@ -157,13 +158,15 @@ struct MinifloatCodes {
         out[2 * i + 1] = uint8_t(c >> 8);
       }
     } else if constexpr (kElementBits == 8) {
-      for (size_t i = 0; i < n; ++i) out[i] = uint8_t(encodeRne<F>(t[i]));
+      for (size_t i = encodeMinifloatVectors<F>(t, n, out); i < n; ++i)
+        out[i] = uint8_t(encodeRne<F>(t[i]));
     } else {
       constexpr size_t kStep = 512;  // codes per pass through a byte buffer, then packed
       uint8_t codes[kStep];
       for (size_t s = 0; s < n; s += kStep) {
         const size_t len = n - s < kStep ? n - s : kStep;
-        for (size_t i = 0; i < len; ++i) codes[i] = uint8_t(encodeRne<F>(t[s + i]));
+        for (size_t i = encodeMinifloatVectors<F>(t + s, len, codes); i < len; ++i)
+          codes[i] = uint8_t(encodeRne<F>(t[s + i]));
         packNibbles(codes, len, out + s / 2);
       }
     }
@@ -176,7 +179,8 @@ struct MinifloatCodes {
       for (size_t i = 0; i < n; ++i)
         out[i] = decode<F>(uint32_t(in[2 * i]) | uint32_t(in[2 * i + 1]) << 8);
     } else if constexpr (kElementBits == 8) {
-      for (size_t i = 0; i < n; ++i) out[i] = decode<F>(in[i]) * factor;
+      for (size_t i = decodeMinifloat8Vectors<F>(in, n, factor, out); i < n; ++i)
+        out[i] = decode<F>(in[i]) * factor;
     } else {
       const float* values = nibbleValues<F>();
       const size_t done = decodeNibblesVectors(in, n, values, factor, out);

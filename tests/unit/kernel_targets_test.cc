@@ -5,7 +5,9 @@
 #include <limits>
 #include <random>
 
+#include "codecs/chunk_layout.h"
 #include "codecs/cpu/crc32c.h"
+#include "codecs/element/minifloat.h"
 #include "tests/unit/codec_test_util.h"
 
 namespace qccl::test {
@@ -80,6 +82,31 @@ TEST_P(KernelTargets, BitIdenticalOnEveryBinade) {
   const std::vector<uint8_t> want = encodeVec(spec, x, p, *tables.front());
   for (const codec::KernelTable* t : tables) {
     EXPECT_EQ(encodeVec(spec, x, p, *t), want) << t->name << " vs " << tables.front()->name;
+  }
+}
+
+// Every 8-bit code (NaN and infinity codes, subnormals, both zeros) at many lane positions, put
+// into the elements of a chunk, decodes to the same bits on every target; for the element-wise
+// formats those are decode<F>'s, for mxfp8 times the blocks' scales.
+TEST(KernelTargets, EveryEightBitCodeDecodesAlike) {
+  const std::vector<const codec::KernelTable*> tables = codec::runnableCpuKernels();
+  const size_t n = 256 * 17 + 5;  // each code at 17 lane positions, and a tail
+  for (const char* name : {"fp8e4m3", "fp8e5m2", "mxfp8"}) {
+    const CodecSpec spec = codec::parseCodecSpec(name);
+    std::vector<uint8_t> chunk = encodeVec(spec, studentT3(n, 3), {}, *tables.front());
+    const codec::ChunkLayout layout = codec::chunkLayout(spec, n, qcclFloat32);
+    for (size_t i = 0; i < n; ++i) chunk[layout.elementsOffset + i] = uint8_t(i + i / 256);
+    const std::vector<float> want = decodeVec(spec, chunk, n, *tables.front());
+    for (size_t i = 0; spec.block == 0 && i < n; ++i) {
+      const uint8_t code = uint8_t(i + i / 256);
+      const float scalar =
+          spec.format == codec::Format::Fp8E4M3 ? decode<E4M3>(code) : decode<E5M2>(code);
+      ASSERT_EQ(floatBits(want[i]), floatBits(scalar)) << name << " code " << int(code);
+    }
+    for (const codec::KernelTable* t : tables) {
+      const std::vector<float> got = decodeVec(spec, chunk, n, *t);
+      EXPECT_EQ(0, std::memcmp(got.data(), want.data(), 4 * n)) << name << " on " << t->name;
+    }
   }
 }
 
