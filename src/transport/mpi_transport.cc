@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -118,43 +119,92 @@ MpiTransport::~MpiTransport() {
   if (!finalized) MPI_Comm_free(&comm_);
 }
 
-Transport::Request MpiTransport::post(int peer, uint32_t tag, void* data, size_t bytes,
-                                      bool isRecv) {
+namespace {
+
+size_t pieceCount(size_t bytes) { return bytes == 0 ? 1 : (bytes + kPieceBytes - 1) / kPieceBytes; }
+
+}  // namespace
+
+Transport::Request MpiTransport::isend(int peer, uint32_t tag, const void* data, size_t bytes) {
   Operation op;
   op.expected = bytes;
   op.peer = peer;
-  op.isRecv = isRecv;
   const int mpiTag = int(tag & uint32_t(tagMask_));
-  auto* p = static_cast<char*>(data);
-  size_t offset = 0;
-  do {
+  const auto* p = static_cast<const char*>(data);
+  for (size_t k = 0; k < pieceCount(bytes); ++k) {
+    const size_t offset = k * kPieceBytes;
     const int piece = int(bytes - offset < kPieceBytes ? bytes - offset : kPieceBytes);
     MPI_Request r = MPI_REQUEST_NULL;
-    const int rc = isRecv ? MPI_Irecv(p + offset, piece, MPI_BYTE, peer, mpiTag, comm_, &r)
-                          : MPI_Isend(p + offset, piece, MPI_BYTE, peer, mpiTag, comm_, &r);
+    const int rc = MPI_Isend(p + offset, piece, MPI_BYTE, peer, mpiTag, comm_, &r);
     if (rc != MPI_SUCCESS) {
-      throwError(qcclRemoteError, "mpi: %s rank %d: %s", isRecv ? "MPI_Irecv from" : "MPI_Isend to",
-                 peer, mpiErrorText(rc).c_str());
+      throwError(qcclRemoteError, "mpi: MPI_Isend to rank %d: %s", peer, mpiErrorText(rc).c_str());
     }
     op.parts.push_back(r);
-    offset += size_t(piece);
-  } while (offset < bytes);
+  }
   const Request id = next_++;
   operations_.emplace(id, std::move(op));
   return id;
 }
 
-Transport::Request MpiTransport::isend(int peer, uint32_t tag, const void* data, size_t bytes) {
-  return post(peer, tag, const_cast<void*>(data), bytes, false);
+Transport::Request MpiTransport::irecv(int peer, uint32_t tag, void* data, size_t bytes) {
+  Operation op;
+  op.expected = bytes;
+  op.peer = peer;
+  op.isRecv = true;
+  op.data = static_cast<char*>(data);
+  op.tag = int(tag & uint32_t(tagMask_));
+  const Request id = next_++;
+  unmatched_[{peer, op.tag}].push_back(id);
+  operations_.emplace(id, std::move(op));
+  return id;
 }
 
-Transport::Request MpiTransport::irecv(int peer, uint32_t tag, void* data, size_t bytes) {
-  return post(peer, tag, data, bytes, true);
+void MpiTransport::match(const Channel& channel) {
+  auto queue = unmatched_.find(channel);
+  while (queue != unmatched_.end() && !queue->second.empty()) {
+    Operation& op = operations_.at(queue->second.front());
+    int flag = 0;
+    MPI_Message message = MPI_MESSAGE_NULL;
+    MPI_Status status;
+    int rc = MPI_Improbe(channel.first, channel.second, comm_, &flag, &message, &status);
+    if (rc != MPI_SUCCESS) {
+      throwError(qcclRemoteError, "mpi: MPI_Improbe from rank %d: %s", op.peer,
+                 mpiErrorText(rc).c_str());
+    }
+    if (!flag) return;
+    int count = 0;
+    MPI_Get_count(&status, MPI_BYTE, &count);
+    const size_t offset = op.matched * kPieceBytes;
+    const size_t piece = op.expected - offset < kPieceBytes ? op.expected - offset : kPieceBytes;
+    char* into = op.data + offset;
+    if (size_t(count) > piece) {  // taken whole, so that it is neither left behind nor overrun
+      op.overflow.emplace_back(size_t(count));
+      into = op.overflow.back().data();
+      op.oversized = std::max(op.oversized, size_t(count));
+    }
+    MPI_Request r = MPI_REQUEST_NULL;
+    rc = MPI_Imrecv(into, count, MPI_BYTE, &message, &r);
+    if (rc != MPI_SUCCESS) {
+      throwError(qcclRemoteError, "mpi: MPI_Imrecv from rank %d: %s", op.peer,
+                 mpiErrorText(rc).c_str());
+    }
+    op.parts.push_back(r);
+    if (++op.matched < pieceCount(op.expected)) continue;
+    queue->second.pop_front();
+    if (queue->second.empty()) {  // every phase has channels of its own tag: drop the spent ones
+      unmatched_.erase(queue);
+      return;
+    }
+  }
 }
 
 bool MpiTransport::test(Request request) {
   auto it = operations_.find(request);
   if (it == operations_.end()) throwError(qcclInternalError, "mpi: unknown request");
+  if (it->second.isRecv && it->second.matched < pieceCount(it->second.expected)) {
+    match({it->second.peer, it->second.tag});
+    if (it->second.matched < pieceCount(it->second.expected)) return false;
+  }
   Operation& op = it->second;
   bool all = true;
   for (MPI_Request& part : op.parts) {
@@ -165,16 +215,8 @@ bool MpiTransport::test(Request request) {
     // multiple-completion calls); the communicator returns errors instead of aborting.
     const int rc = MPI_Test(&part, &flag, &status);
     if (rc != MPI_SUCCESS) {
-      int errorClass = 0;
-      MPI_Error_class(rc, &errorClass);
       const Operation failed = op;
       cancel(request);
-      if (errorClass == MPI_ERR_TRUNCATE) {
-        throwError(qcclInvalidUsage,
-                   "rank %d sent more than the %zu bytes expected: the ranks disagree on count, "
-                   "dtype or codec",
-                   failed.peer, failed.expected);
-      }
       throwError(qcclRemoteError, "mpi: operation with rank %d failed: %s", failed.peer,
                  mpiErrorText(rc).c_str());
     }
@@ -191,6 +233,12 @@ bool MpiTransport::test(Request request) {
   if (!all) return false;
   const Operation finished = op;
   operations_.erase(it);
+  if (finished.oversized > 0) {
+    throwError(qcclInvalidUsage,
+               "rank %d sent a message of %zu bytes where %zu were expected: the ranks disagree "
+               "on count, dtype or codec",
+               finished.peer, finished.oversized, finished.expected);
+  }
   if (finished.isRecv && finished.received != finished.expected) {
     throwError(qcclInvalidUsage,
                "rank %d sent %zu bytes where %zu were expected: the ranks disagree on count, "
@@ -205,6 +253,19 @@ void MpiTransport::peerLost() { lostPeer.store(true); }
 void MpiTransport::cancel(Request request) {
   auto it = operations_.find(request);
   if (it == operations_.end()) return;
+  if (it->second.isRecv) {
+    auto queue = unmatched_.find({it->second.peer, it->second.tag});
+    if (queue != unmatched_.end()) {
+      std::deque<Request>& waiting = queue->second;
+      for (auto w = waiting.begin(); w != waiting.end(); ++w) {
+        if (*w == request) {
+          waiting.erase(w);
+          break;
+        }
+      }
+      if (waiting.empty()) unmatched_.erase(queue);
+    }
+  }
   for (MPI_Request& r : it->second.parts) {
     if (r != MPI_REQUEST_NULL) {
       MPI_Cancel(&r);
