@@ -138,17 +138,7 @@ bool LocalTransport::test(Request request) {
 void LocalTransport::cancel(Request request) {
   auto it = receives_.find(request);
   if (it == receives_.end()) return;
-  auto posted = posted_.find({it->second.peer, it->second.tag});
-  if (posted != posted_.end()) {
-    std::deque<Request>& order = posted->second;
-    for (auto o = order.begin(); o != order.end(); ++o) {
-      if (*o == request) {
-        order.erase(o);
-        break;
-      }
-    }
-    if (order.empty()) posted_.erase(posted);
-  }
+  dropReceive(posted_, {it->second.peer, it->second.tag}, request);
   receives_.erase(it);
 }
 

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "src/common/deadline.h"
+#include "src/transport/receive_queues.h"
 #include "src/transport/transport.h"
 #include "src/transport/transport_kind.h"
 
@@ -46,7 +47,7 @@ class LocalTransport : public Transport {
   std::shared_ptr<LocalWorld> world_;
   std::string key_;
   std::unordered_map<Request, Receive> receives_;
-  std::map<std::pair<int, uint32_t>, std::deque<Request>> posted_;  // undelivered, in order
+  ReceiveQueues<std::pair<int, uint32_t>> posted_;  // undelivered
   Request next_ = 1;
 };
 

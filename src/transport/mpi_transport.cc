@@ -253,19 +253,7 @@ void MpiTransport::peerLost() { lostPeer.store(true); }
 void MpiTransport::cancel(Request request) {
   auto it = operations_.find(request);
   if (it == operations_.end()) return;
-  if (it->second.isRecv) {
-    auto queue = unmatched_.find({it->second.peer, it->second.tag});
-    if (queue != unmatched_.end()) {
-      std::deque<Request>& waiting = queue->second;
-      for (auto w = waiting.begin(); w != waiting.end(); ++w) {
-        if (*w == request) {
-          waiting.erase(w);
-          break;
-        }
-      }
-      if (waiting.empty()) unmatched_.erase(queue);
-    }
-  }
+  if (it->second.isRecv) dropReceive(unmatched_, {it->second.peer, it->second.tag}, request);
   for (MPI_Request& r : it->second.parts) {
     if (r != MPI_REQUEST_NULL) {
       MPI_Cancel(&r);

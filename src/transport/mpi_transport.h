@@ -10,12 +10,11 @@
 
 #include <mpi.h>
 
-#include <deque>
-#include <map>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "src/transport/receive_queues.h"
 #include "src/transport/transport.h"
 #include "src/transport/transport_kind.h"
 
@@ -61,7 +60,7 @@ class MpiTransport : public Transport {
   MPI_Comm comm_ = MPI_COMM_NULL;
   int tagMask_ = 0x7FFF;
   std::unordered_map<Request, Operation> operations_;
-  std::map<Channel, std::deque<Request>> unmatched_;  // receives not yet matched, in post order
+  ReceiveQueues<Channel> unmatched_;  // receives not yet matched
   Request next_ = 1;
 };
 
