@@ -2,8 +2,9 @@
 // order (integers in their type, floats in fp32 or fp64) and sends the result to everyone, so all
 // ranks hold the same bits. Messages carry a 16-byte header that the receiver checks. Small calls
 // take one round instead: every rank sends its whole vector to everyone and reduces all of them
-// in rank order, which are the same sums. Large calls are pipelined (exact_pipeline.h): the same
-// sums again, segment by segment, after the ranks agreed on the call.
+// in rank order, which are the same sums; on a power-of-two number of ranks they go by recursive
+// doubling (allreduce_doubling.cc), which adds in a tree order instead. Large calls are pipelined
+// (exact_pipeline.h): the same sums again, segment by segment, after the ranks agreed on the call.
 #include "collectives/allreduce_impl.h"
 #include "collectives/call_agreement.h"
 #include "collectives/exact_pipeline.h"
@@ -38,10 +39,8 @@ void roundWithAll(Context& context, const Buffer& message, size_t inBytes) {
   phase.wait();
 }
 
-// A rank that found a disagreement in the one round cannot know which path its peers took: it
-// runs the second round as the two-round path does after a disagreement, poison to everyone, so
-// that no peer waits for it. Every rank finds the disagreement (each hears from every other), so
-// all of them run this round or none.
+}  // namespace
+
 void poisonSecondRound(Context& context, size_t inBytes) {
   Buffer& poison = context.workspace->buffer(Slot::ExactResult, 0);
   poison.resize(kExactHeaderBytes);
@@ -49,6 +48,17 @@ void poisonSecondRound(Context& context, size_t inBytes) {
   roundWithAll(context, poison, inBytes);
 }
 
+bool agreeOnAllreduce(Context& context, const CallShape& call) {
+  if (agreeOnCall(context, call)) return true;
+  poisonSecondRound(context, kExactHeaderBytes);
+  return false;
+}
+
+namespace {
+
+// A rank that found a disagreement in the one round cannot know which path its peers took: it
+// runs the second round as the two-round path does after a disagreement. Every rank finds the
+// disagreement (each hears from every other), so all of them run that round or none.
 void allreduceExactOneRound(Context& context, const ReduceArgs& a) {
   const int n = context.group.size(), me = context.group.me;
   const size_t messageBytes = kExactHeaderBytes + a.count * dataTypeSize(a.dtype);
@@ -76,11 +86,8 @@ void allreduceExactOneRound(Context& context, const ReduceArgs& a) {
 // Both stages at once: each reduced segment goes to everyone while later ones are still coming.
 void allreduceExactPipelined(Context& context, const ReduceArgs& a, const std::vector<Span>& spans,
                              size_t step) {
-  if (!agreeOnCall(context, {MessageKind::ExactAllreduceCall, a.dtype, a.op, a.count, true})) {
-    // A peer whose count put it on the framed or the one-round path runs a second round.
-    poisonSecondRound(context, kExactHeaderBytes);
+  if (!agreeOnAllreduce(context, {MessageKind::ExactAllreduceCall, a.dtype, a.op, a.count, true}))
     return;
-  }
   ExactScatterReduce scatter(context, a, spans, step, a.recv, 0);
   ExactGather gather(context, spans, step, a.dtype, a.recv);
   scatter.sendAll();
@@ -105,6 +112,10 @@ void allreduceExactPipelined(Context& context, const ReduceArgs& a, const std::v
 
 void allreduceExact(Context& context, const ReduceArgs& a) {
   const int n = context.group.size(), me = context.group.me;
+  if (exactAllreduceByDoubling(a.count, a.dtype, n)) {
+    allreduceExactDoubling(context, a);
+    return;
+  }
   if (exactAllreduceInOneRound(a.count * dataTypeSize(a.dtype), n)) {
     allreduceExactOneRound(context, a);
     return;

@@ -7,7 +7,6 @@
 // topk codecs when it sends no more than sra). Pipelined by segment: segment k is reduced and
 // written as soon as every rank's segment k is in.
 #include "collectives/allreduce_impl.h"
-#include "collectives/call_agreement.h"
 #include "collectives/chunk_codec.h"
 #include "collectives/messages.h"
 #include "collectives/phase.h"
@@ -17,7 +16,8 @@
 namespace qccl::coll {
 
 void allreduceGather(Context& context, const ReduceArgs& a) {
-  if (!agreeOnCall(context, {MessageKind::GatherAllreduceCall, a.dtype, a.op, a.count})) return;
+  if (!agreeOnAllreduce(context, {MessageKind::GatherAllreduceCall, a.dtype, a.op, a.count}))
+    return;
   const int n = context.group.size(), me = context.group.me;
   const Segments segments(context, {0, a.count}, a.dtype);
   Workspace& ws = *context.workspace;

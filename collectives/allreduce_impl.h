@@ -3,15 +3,18 @@
 // it), the output is left untouched, and the caller throws.
 #pragma once
 
+#include "collectives/call_agreement.h"
 #include "collectives/collectives.h"
+#include "collectives/reduction.h"
 
 namespace qccl::coll {
 
 void allreduceExact(Context& context, const ReduceArgs& args);
 // Up to this many bytes per rank on the wire, the round saved outweighs the extra bytes (n - 1
 // whole vectors instead of two rounds of 1/n of one each). On the emulated cluster (4 ranks,
-// medians of three runs) a 4 KiB call, 12 KiB in one round, took 101 us against 194 us in two;
-// at 8 KiB (24 KiB) the two were within the runs' spread (198 and 186 us): docs/PERFORMANCE.md.
+// before recursive doubling below took their small calls; medians of three runs) a 4 KiB call,
+// 12 KiB in one round, took 101 us against 194 us in two; at 8 KiB (24 KiB) the two were within
+// the runs' spread (198 and 186 us): docs/PERFORMANCE.md.
 constexpr size_t kOneRoundWireBytes = 16 << 10;
 
 // Whether an exact allreduce of `bytes` bytes on n ranks runs in one round (every rank sends its
@@ -20,6 +23,35 @@ constexpr size_t kOneRoundWireBytes = 16 << 10;
 inline bool exactAllreduceInOneRound(size_t bytes, int n) {
   return size_t(n - 1) * bytes <= kOneRoundWireBytes;
 }
+// Small calls on a power-of-two number of ranks go by recursive doubling instead
+// (allreduce_doubling.cc): log2 n messages per rank in log2 n rounds where the one round sends
+// n - 1, when the dtype accumulates in its own type (integers, fp32, fp64: a partial result
+// travels as it is) and log2 n whole vectors are at most this many bytes. On the emulated cluster
+// (4 ranks on 2 cores), where the kernel's cost per message decides these sizes, a 12 KiB call
+// (24 KiB) took 207 us against 213-365 us in two rounds, a 16 KiB one (32 KiB) 276 us against
+// 232-266: docs/PERFORMANCE.md.
+constexpr size_t kDoublingWireBytes = 24 << 10;
+inline bool isPowerOfTwo(int n) { return n > 0 && (n & (n - 1)) == 0; }
+inline size_t doublingRounds(int n) {  // log2 n, rounded up
+  size_t rounds = 0;
+  while ((1 << rounds) < n) ++rounds;
+  return rounds;
+}
+inline bool exactAllreduceByDoubling(size_t count, qcclDataType_t dtype, int n) {
+  return n >= 2 && isPowerOfTwo(n) && accumulatesInOwnType(dtype) &&
+         doublingRounds(n) * count * dataTypeSize(dtype) <= kDoublingWireBytes;
+}
+void allreduceExactDoubling(Context& context, const ReduceArgs& args);
+
+// After a disagreement found in a call's first round: a second round with every peer, poison
+// out, whatever comes in (`inBytes` expected) counted and dropped, so that a peer on the
+// two-round path, or one that found the disagreement in its own first round, is not left
+// waiting for this rank. Every allreduce path runs it then, whatever path its peers took.
+void poisonSecondRound(Context& context, size_t inBytes);
+// The call agreement of the pipelined allreduces (call_agreement.h); when it fails, the second
+// round above too.
+bool agreeOnAllreduce(Context& context, const CallShape& call);
+
 // Compressed, float dtypes, Sum or Avg.
 void allreduceSra(Context& context, const ReduceArgs& args);
 void allreduceRing(Context& context, const ReduceArgs& args);

@@ -5,7 +5,6 @@
 // all outputs are bitwise identical. Both stages are pipelined by segment and run at once: a
 // segment's result goes out as soon as it is reduced, while later segments are still arriving.
 #include "collectives/allreduce_impl.h"
-#include "collectives/call_agreement.h"
 #include "collectives/chunk_codec.h"
 #include "collectives/gather_segments.h"
 #include "collectives/messages.h"
@@ -15,7 +14,7 @@ namespace qccl::coll {
 
 void allreduceSra(Context& context, const ReduceArgs& a) {
   // Agreement first: in-place, the output is the input, and it is written segment by segment.
-  if (!agreeOnCall(context, {MessageKind::SraCall, a.dtype, a.op, a.count})) return;
+  if (!agreeOnAllreduce(context, {MessageKind::SraCall, a.dtype, a.op, a.count})) return;
   const std::vector<Span> spans = partition(a.count, context.group.size(), chunkUnit(context));
   const Span mine = spans[size_t(context.group.me)];
   ScatterReduce scatter(context, a, spans);

@@ -26,6 +26,7 @@ enum class MessageKind : uint8_t {
   ExactAllreduceCall = 16,      // call agreement of the pipelined exact allreduce
   ExactReduceScatterCall = 17,  // ... of the pipelined exact reduce-scatter
   ExactAllgatherCall = 18,      // ... of the pipelined exact allgather
+  ExactPartial = 19,            // exact allreduce by recursive doubling: a block's partial result
 };
 
 }  // namespace qccl::coll

@@ -119,6 +119,12 @@ bool isFloatType(qcclDataType_t dtype) {
          dtype == qcclBfloat16 || dtype == qcclFloat8e4m3 || dtype == qcclFloat8e5m2;
 }
 
+bool accumulatesInOwnType(qcclDataType_t dtype) {
+  bool own = false;
+  withAccType(dtype, [&](auto a) { own = sizeof a == dataTypeSize(dtype); });
+  return own;
+}
+
 Accumulator::Accumulator(qcclDataType_t dtype, qcclRedOp_t op, size_t count, Buffer& storage)
     : dtype_(dtype), op_(op), count_(count) {
   withAccType(dtype, [&](auto a) { storage.resize(count * sizeof a); });

@@ -13,6 +13,8 @@ namespace qccl::coll {
 
 size_t dataTypeSize(qcclDataType_t dtype);  // 0 for an invalid dtype
 bool isFloatType(qcclDataType_t dtype);
+// Integers, fp32 and fp64: the Accumulator's partial results are values of the dtype itself.
+bool accumulatesInOwnType(qcclDataType_t dtype);
 
 class Accumulator {
  public:

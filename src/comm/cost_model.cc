@@ -193,6 +193,16 @@ Prediction predictExact(const CostInputs& in, CollectiveKind kind, size_t count,
   };
   switch (kind) {
     case CollectiveKind::AllReduce: {
+      if (coll::exactAllreduceByDoubling(count, dtype, in.nranks)) {
+        // log2 n exchanges of a whole partial result with one peer, each rank combining two; the
+        // link curve is measured with every peer at once, so each counts as the same bytes
+        // spread over the n - 1 peers.
+        const size_t rounds = coll::doublingRounds(in.nranks);
+        const size_t message = count * width + coll::kExactHeaderBytes;
+        const double cpu = double(count) / r.copy + double(2 * rounds * count) / r.reduce;
+        const double exchange = in.link.exchangeSeconds((message + n - 2) / (n - 1));
+        return combine(0, double(rounds) * exchange, rounds * message, cpu, 0);
+      }
       if (coll::exactAllreduceInOneRound(count * width, in.nranks)) {
         // One exchange of whole vectors, each rank summing all of them.
         const size_t message = count * width + coll::kExactHeaderBytes;

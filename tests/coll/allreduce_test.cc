@@ -4,8 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <mutex>
 #include <tuple>
+#include <type_traits>
 
 #include "codecs/codec.h"
 #include "collectives/allreduce_impl.h"
@@ -213,17 +216,18 @@ std::vector<Case> cases() {
 INSTANTIATE_TEST_SUITE_P(Cases, Allreduce, ::testing::ValuesIn(cases()),
                          [](const auto& info) { return caseName(info.param); });
 
-// Exact allreduces take one of three paths by size (allreduce_exact.cc): one round for small
-// calls, two framed rounds, or pipelined segments for large ones. All add the same values in the
-// same order: the first elements of a two-round call equal a one-round call on the same first
-// elements, and a pipelined call (in place or not) equals the two-round one, bit for bit, for
-// every float dtype and integers, for Sum, Avg and Max.
+// Exact allreduces on a number of ranks that is not a power of two take one of three paths by
+// size (allreduce_exact.cc): one round for small calls, two framed rounds, or pipelined segments
+// for large ones. All add the same values in the same order: the first elements of a two-round
+// call equal a one-round call on the same first elements, and a pipelined call (in place or not)
+// equals the two-round one, bit for bit, for every float dtype and integers, for Sum, Avg and Max.
 TEST(ExactAllreduce, EveryPathGivesTheSameBits) {
-  const int n = 4;
+  const int n = 3;
   const size_t small = 300, large = 6000;
   const char* kSegmentBytes = "1024";  // 6000 elements are pipelined in segments of 1024 bytes
   for (const qcclDataType_t t : {qcclFloat32, qcclBfloat16, qcclFloat16, qcclInt32}) {
     const size_t width = t == qcclFloat32 || t == qcclInt32 ? 4 : 2;
+    ASSERT_FALSE(coll::exactAllreduceByDoubling(small, t, n));
     ASSERT_TRUE(coll::exactAllreduceInOneRound(small * width, n));
     ASSERT_FALSE(coll::exactAllreduceInOneRound(large * width, n));
     ASSERT_EQ(coll::exactSegmentStep(large / n, width, (1 << 20) / 4), 0u);  // default: framed
@@ -261,6 +265,87 @@ TEST(ExactAllreduce, EveryPathGivesTheSameBits) {
       unsetenv("QCCL_SEGMENT_BYTES");
     }
   }
+}
+
+// The combination of two partial results, as coll::Accumulator defines it (docs/ALGORITHMS.md).
+template <class T>
+T combinePair(qcclRedOp_t op, T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (op == qcclMax) return std::isnan(a) || std::isnan(b) ? a + b : std::max(a, b);
+    return op == qcclProd ? a * b : a + b;
+  } else {
+    using U = std::make_unsigned_t<T>;
+    if (op == qcclMax) return std::max(a, b);
+    return op == qcclProd ? T(U(a) * U(b)) : T(U(a) + U(b));
+  }
+}
+
+// Small calls on a power-of-two number of ranks, in dtypes that accumulate in their own type, go
+// by recursive doubling (allreduce_doubling.cc): every rank ends with the bits of the pairwise
+// tree ((x0 + x1) + (x2 + x3)) + ..., NaN and infinities included, in place and out of place.
+TEST(ExactAllreduce, RecursiveDoublingAddsInTreeOrder) {
+  const size_t count = 301;
+  for (const int n : {2, 4, 8}) {
+    for (const qcclDataType_t t : {qcclFloat32, qcclInt32}) {
+      ASSERT_TRUE(coll::exactAllreduceByDoubling(count, t, n));
+      for (const qcclRedOp_t op : {qcclSum, qcclAvg, qcclMax, qcclProd}) {
+        std::vector<std::vector<uint8_t>> inputs(static_cast<size_t>(n));
+        std::vector<double> values;
+        for (int r = 0; r < n; ++r) makeInput(r, count, t, inputs[size_t(r)], values);
+        if (t == qcclFloat32) {  // a NaN, both infinities, and a NaN from inf - inf
+          const float specials[4] = {std::nanf(""), INFINITY, -INFINITY, INFINITY};
+          for (int k = 0; k < 4; ++k) {
+            std::memcpy(inputs[size_t((k + 1) % n)].data() + 4 * size_t(k), &specials[k], 4);
+          }
+          const float minusInf = -INFINITY;
+          std::memcpy(inputs[size_t(n - 1)].data() + 4 * 3, &minusInf, 4);
+        }
+        std::vector<uint8_t> expected(count * 4);
+        bool treeDiffersFromRankOrder = false;
+        auto reference = [&](auto zero) {
+          using T = decltype(zero);
+          for (size_t i = 0; i < count; ++i) {
+            std::vector<T> level(static_cast<size_t>(n));
+            for (int r = 0; r < n; ++r)
+              std::memcpy(&level[size_t(r)], &inputs[size_t(r)][4 * i], 4);
+            T inOrder = level[0];
+            for (int r = 1; r < n; ++r) inOrder = combinePair(op, inOrder, level[size_t(r)]);
+            for (int width = 1; width < n; width *= 2) {
+              for (int b = 0; b < n; b += 2 * width) {
+                level[size_t(b)] = combinePair(op, level[size_t(b)], level[size_t(b + width)]);
+              }
+            }
+            T v = op == qcclAvg ? T(level[0] / T(n)) : level[0];
+            treeDiffersFromRankOrder |= std::memcmp(&level[0], &inOrder, 4) != 0;
+            std::memcpy(&expected[4 * i], &v, 4);
+          }
+        };
+        if (t == qcclFloat32) {
+          reference(float{});
+        } else {
+          reference(int32_t{});
+        }
+        if (n == 4 && t == qcclFloat32 && op == qcclSum) {
+          EXPECT_TRUE(treeDiffersFromRankOrder) << "the inputs do not tell the orders apart";
+        }
+        std::mutex mutex;
+        runRanks(n, CommOptions{}, [&](int r, qcclComm_t comm) {
+          std::vector<uint8_t> in = inputs[size_t(r)], out(count * 4, 0xCD);
+          const qcclResult_t a = qcclAllReduce(in.data(), out.data(), count, t, op, comm, nullptr);
+          const qcclResult_t b = qcclAllReduce(in.data(), in.data(), count, t, op, comm, nullptr);
+          std::lock_guard<std::mutex> lock(mutex);
+          ASSERT_EQ(a, qcclSuccess) << qcclGetLastError(nullptr);
+          ASSERT_EQ(b, qcclSuccess) << qcclGetLastError(nullptr);
+          EXPECT_EQ(out, expected) << n << " ranks, dtype " << t << " op " << op << " rank " << r;
+          EXPECT_EQ(in, expected) << "in place: " << n << " ranks, dtype " << t << " op " << op;
+        });
+      }
+    }
+  }
+  // bf16 would lose the single rounding of its fp32 sum; fp16 likewise: they stay on one round.
+  EXPECT_FALSE(coll::exactAllreduceByDoubling(count, qcclBfloat16, 4));
+  EXPECT_FALSE(coll::exactAllreduceByDoubling(count, qcclFloat32, 6));
+  EXPECT_FALSE(coll::exactAllreduceByDoubling(coll::kDoublingWireBytes / 8 + 1, qcclFloat32, 4));
 }
 
 }  // namespace

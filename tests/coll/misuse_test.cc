@@ -98,8 +98,7 @@ TEST(Misuse, CallsAfterDestroy) {
 
 // One rank disagrees; every rank must return qcclInvalidUsage, and a correct call after works.
 void expectDisagreementDetected(const char* codec,
-                                const std::function<void(int, qcclComm_t)>& wrong) {
-  const int n = 4;
+                                const std::function<void(int, qcclComm_t)>& wrong, int n = 4) {
   std::mutex mutex;
   CommOptions options;
   options.codec = codec;
@@ -157,6 +156,54 @@ TEST(Misuse, RanksDisagreeAcrossThePipelinedExactPath) {
                 qcclInvalidUsage)
           << "rank " << r << ": " << qcclGetLastError(nullptr);
     });
+  }
+  unsetenv("QCCL_SEGMENT_BYTES");
+}
+
+// Small exact calls on 4 and 8 ranks go by recursive doubling (allreduce_doubling.cc), where a
+// rank hears from log2 n partners only: ranks that disagree within that path, or across it and
+// the one-round (a bf16 call), two-round, pipelined or compressed paths, all find out, whichever
+// rank is the odd one.
+TEST(Misuse, RanksDisagreeAcrossRecursiveDoubling) {
+  setenv("QCCL_SEGMENT_BYTES", "4096", 1);  // 20000 elements: pipelined
+  for (const int n : {4, 8}) {
+    for (const int oddRank : {0, n - 1, n / 2 - 1}) {
+      for (const size_t odd : {size_t(1000), size_t(5000), size_t(20000)}) {
+        expectDisagreementDetected(
+            "none",
+            [odd = odd, oddRank](int r, qcclComm_t comm) {
+              std::vector<float> x(20000, 1.0f), y(x.size());
+              const size_t count = r == oddRank ? odd : 100;
+              EXPECT_EQ(
+                  qcclAllReduce(x.data(), y.data(), count, qcclFloat32, qcclSum, comm, nullptr),
+                  qcclInvalidUsage)
+                  << "rank " << r << ": " << qcclGetLastError(nullptr);
+            },
+            n);
+      }
+      expectDisagreementDetected(
+          "none",
+          [oddRank](int r, qcclComm_t comm) {
+            std::vector<float> x(100, 1.0f), y(x.size());
+            const qcclDataType_t dtype = r == oddRank ? qcclBfloat16 : qcclFloat32;
+            EXPECT_EQ(qcclAllReduce(x.data(), y.data(), x.size(), dtype, qcclSum, comm, nullptr),
+                      qcclInvalidUsage)
+                << "rank " << r << ": " << qcclGetLastError(nullptr);
+          },
+          n);
+      expectDisagreementDetected(
+          "fp8e4m3",
+          [oddRank](int r, qcclComm_t comm) {
+            std::vector<float> x(100, 1.0f), y(x.size());
+            qcclCallConfig_t config = QCCL_CALL_CONFIG_INITIALIZER;
+            config.flags = r == oddRank ? 0 : QCCL_CALL_EXACT;
+            EXPECT_EQ(qcclAllReduceEx(x.data(), y.data(), x.size(), qcclFloat32, qcclSum, comm,
+                                      nullptr, &config),
+                      qcclInvalidUsage)
+                << "rank " << r << ": " << qcclGetLastError(nullptr);
+          },
+          n);
+    }
   }
   unsetenv("QCCL_SEGMENT_BYTES");
 }
