@@ -116,6 +116,10 @@ void allreduceExact(Context& context, const ReduceArgs& a) {
     allreduceExactDoubling(context, a);
     return;
   }
+  if (exactAllreduceByHalving(a.count, a.dtype, n)) {
+    allreduceExactHalving(context, a);
+    return;
+  }
   if (exactAllreduceInOneRound(a.count * dataTypeSize(a.dtype), n)) {
     allreduceExactOneRound(context, a);
     return;

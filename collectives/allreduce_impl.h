@@ -5,6 +5,7 @@
 
 #include "collectives/call_agreement.h"
 #include "collectives/collectives.h"
+#include "collectives/partition.h"
 #include "collectives/reduction.h"
 
 namespace qccl::coll {
@@ -27,10 +28,11 @@ inline bool exactAllreduceInOneRound(size_t bytes, int n) {
 // (allreduce_doubling.cc): log2 n messages per rank in log2 n rounds where the one round sends
 // n - 1, when the dtype accumulates in its own type (integers, fp32, fp64: a partial result
 // travels as it is) and log2 n whole vectors are at most this many bytes. On the emulated cluster
-// (4 ranks on 2 cores), where the kernel's cost per message decides these sizes, a 12 KiB call
-// (24 KiB) took 207 us against 213-365 us in two rounds, a 16 KiB one (32 KiB) 276 us against
-// 232-266: docs/PERFORMANCE.md.
-constexpr size_t kDoublingWireBytes = 24 << 10;
+// (4 ranks on 2 cores) the kernel's cost per message decides at 4 KiB: doubling took 68-81 us
+// against 114-146 in one round. At 8 KiB it took 138-155 us at 1 Gbit/s but 278 at 500 Mbit/s,
+// where its 16 KiB on the wire cost more than the halving below saves (155-175 and 213 us):
+// docs/PERFORMANCE.md.
+constexpr size_t kDoublingWireBytes = 8 << 10;
 inline bool isPowerOfTwo(int n) { return n > 0 && (n & (n - 1)) == 0; }
 inline size_t doublingRounds(int n) {  // log2 n, rounded up
   size_t rounds = 0;
@@ -42,6 +44,18 @@ inline bool exactAllreduceByDoubling(size_t count, qcclDataType_t dtype, int n) 
          doublingRounds(n) * count * dataTypeSize(dtype) <= kDoublingWireBytes;
 }
 void allreduceExactDoubling(Context& context, const ReduceArgs& args);
+// Larger ones, up to this many bytes, by recursive halving then doubling (allreduce_doubling.cc):
+// 2 log2 n messages per rank where the two rounds send 2 (n - 1), the same bytes: at 12 KiB
+// 152-160 us against 195-245 in two rounds; from 16 KiB both are at the link's rate.
+constexpr size_t kHalvingBytes = 64 << 10;
+inline bool exactAllreduceByHalving(size_t count, qcclDataType_t dtype, int n) {
+  return n >= 2 && isPowerOfTwo(n) && accumulatesInOwnType(dtype) &&
+         !exactAllreduceByDoubling(count, dtype, n) && count * dataTypeSize(dtype) <= kHalvingBytes;
+}
+void allreduceExactHalving(Context& context, const ReduceArgs& args);
+// The spans rank `me` holds in recursive halving: the whole vector, then after each round the
+// half it kept (the lower rank of a pair the lower half, which is the shorter one).
+std::vector<Span> halvingSpans(size_t count, int n, int me);
 
 // After a disagreement found in a call's first round: a second round with every peer, poison
 // out, whatever comes in (`inBytes` expected) counted and dropped, so that a peer on the

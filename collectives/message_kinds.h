@@ -27,6 +27,7 @@ enum class MessageKind : uint8_t {
   ExactReduceScatterCall = 17,  // ... of the pipelined exact reduce-scatter
   ExactAllgatherCall = 18,      // ... of the pipelined exact allgather
   ExactPartial = 19,            // exact allreduce by recursive doubling: a block's partial result
+  ExactHalf = 20,  // ... by recursive halving: the half of a partial result the partner keeps
 };
 
 }  // namespace qccl::coll

@@ -26,6 +26,7 @@ enum class Slot : uint8_t {
   ExactOut,
   ExactResult,
   ExactSums,
+  ExactPartial,
   ReduceScatterIn,
   ReduceScatterOut,
   AllgatherMine,

@@ -193,15 +193,33 @@ Prediction predictExact(const CostInputs& in, CollectiveKind kind, size_t count,
   };
   switch (kind) {
     case CollectiveKind::AllReduce: {
+      // Doubling and halving swap with one peer per round. The link curve is measured with every
+      // peer at once: a swap counts as one of that exchange's n - 1 messages (the same bytes per
+      // second, 1/(n - 1) of its latency).
+      auto swapSeconds = [&](size_t bytes) {
+        return in.link.exchangeSeconds(bytes) / double(n - 1);
+      };
       if (coll::exactAllreduceByDoubling(count, dtype, in.nranks)) {
-        // log2 n exchanges of a whole partial result with one peer, each rank combining two; the
-        // link curve is measured with every peer at once, so each counts as the same bytes
-        // spread over the n - 1 peers.
+        // log2 n swaps of a whole partial result, each rank combining two.
         const size_t rounds = coll::doublingRounds(in.nranks);
         const size_t message = count * width + coll::kExactHeaderBytes;
         const double cpu = double(count) / r.copy + double(2 * rounds * count) / r.reduce;
-        const double exchange = in.link.exchangeSeconds((message + n - 2) / (n - 1));
-        return combine(0, double(rounds) * exchange, rounds * message, cpu, 0);
+        return combine(0, double(rounds) * swapSeconds(message), rounds * message, cpu, 0);
+      }
+      if (coll::exactAllreduceByHalving(count, dtype, in.nranks)) {
+        // log2 n swaps of halves (framed), then log2 n back (raw); the last rank keeps the upper,
+        // longer halves and sends the most.
+        const std::vector<coll::Span> held = coll::halvingSpans(count, in.nranks, in.nranks - 1);
+        size_t wire = 0;
+        double swaps = 0;
+        for (size_t k = 0; k + 1 < held.size(); ++k) {
+          const size_t give = held[k].size() - held[k + 1].size();
+          wire += coll::kExactHeaderBytes + held[k].size() * width;
+          swaps += swapSeconds(coll::kExactHeaderBytes + give * width) +
+                   swapSeconds(held[k + 1].size() * width);
+        }
+        const double cpu = double(count) / r.copy + double(2 * count) / r.reduce;
+        return combine(0, swaps, wire, cpu, 0);
       }
       if (coll::exactAllreduceInOneRound(count * width, in.nranks)) {
         // One exchange of whole vectors, each rank summing all of them.

@@ -281,71 +281,82 @@ T combinePair(qcclRedOp_t op, T a, T b) {
 }
 
 // Small calls on a power-of-two number of ranks, in dtypes that accumulate in their own type, go
-// by recursive doubling (allreduce_doubling.cc): every rank ends with the bits of the pairwise
-// tree ((x0 + x1) + (x2 + x3)) + ..., NaN and infinities included, in place and out of place.
-TEST(ExactAllreduce, RecursiveDoublingAddsInTreeOrder) {
-  const size_t count = 301;
+// by recursive doubling, somewhat larger ones by recursive halving and doubling
+// (allreduce_doubling.cc): either way every rank ends with the bits of the pairwise tree
+// ((x0 + x1) + (x2 + x3)) + ..., NaN and infinities included, in place and out of place, also
+// where the halves are uneven (odd counts).
+TEST(ExactAllreduce, DoublingAndHalvingAddInTreeOrder) {
   for (const int n : {2, 4, 8}) {
-    for (const qcclDataType_t t : {qcclFloat32, qcclInt32}) {
-      ASSERT_TRUE(coll::exactAllreduceByDoubling(count, t, n));
-      for (const qcclRedOp_t op : {qcclSum, qcclAvg, qcclMax, qcclProd}) {
-        std::vector<std::vector<uint8_t>> inputs(static_cast<size_t>(n));
-        std::vector<double> values;
-        for (int r = 0; r < n; ++r) makeInput(r, count, t, inputs[size_t(r)], values);
-        if (t == qcclFloat32) {  // a NaN, both infinities, and a NaN from inf - inf
-          const float specials[4] = {std::nanf(""), INFINITY, -INFINITY, INFINITY};
-          for (int k = 0; k < 4; ++k) {
-            std::memcpy(inputs[size_t((k + 1) % n)].data() + 4 * size_t(k), &specials[k], 4);
-          }
-          const float minusInf = -INFINITY;
-          std::memcpy(inputs[size_t(n - 1)].data() + 4 * 3, &minusInf, 4);
-        }
-        std::vector<uint8_t> expected(count * 4);
-        bool treeDiffersFromRankOrder = false;
-        auto reference = [&](auto zero) {
-          using T = decltype(zero);
-          for (size_t i = 0; i < count; ++i) {
-            std::vector<T> level(static_cast<size_t>(n));
-            for (int r = 0; r < n; ++r)
-              std::memcpy(&level[size_t(r)], &inputs[size_t(r)][4 * i], 4);
-            T inOrder = level[0];
-            for (int r = 1; r < n; ++r) inOrder = combinePair(op, inOrder, level[size_t(r)]);
-            for (int width = 1; width < n; width *= 2) {
-              for (int b = 0; b < n; b += 2 * width) {
-                level[size_t(b)] = combinePair(op, level[size_t(b)], level[size_t(b + width)]);
-              }
+    for (const size_t count : {size_t(301), size_t(3001), size_t(9001)}) {
+      for (const qcclDataType_t t : {qcclFloat32, qcclInt32}) {
+        const bool doubling = count == 301;
+        ASSERT_EQ(coll::exactAllreduceByDoubling(count, t, n), doubling);
+        ASSERT_EQ(coll::exactAllreduceByHalving(count, t, n), !doubling);
+        for (const qcclRedOp_t op : {qcclSum, qcclAvg, qcclMax, qcclProd}) {
+          std::vector<std::vector<uint8_t>> inputs(static_cast<size_t>(n));
+          std::vector<double> values;
+          for (int r = 0; r < n; ++r) makeInput(r, count, t, inputs[size_t(r)], values);
+          if (t == qcclFloat32) {  // a NaN, both infinities, and a NaN from inf - inf
+            const float specials[4] = {std::nanf(""), INFINITY, -INFINITY, INFINITY};
+            for (int k = 0; k < 4; ++k) {
+              std::memcpy(inputs[size_t((k + 1) % n)].data() + 4 * size_t(k), &specials[k], 4);
             }
-            T v = op == qcclAvg ? T(level[0] / T(n)) : level[0];
-            treeDiffersFromRankOrder |= std::memcmp(&level[0], &inOrder, 4) != 0;
-            std::memcpy(&expected[4 * i], &v, 4);
+            const float minusInf = -INFINITY;
+            std::memcpy(inputs[size_t(n - 1)].data() + 4 * 3, &minusInf, 4);
           }
-        };
-        if (t == qcclFloat32) {
-          reference(float{});
-        } else {
-          reference(int32_t{});
+          std::vector<uint8_t> expected(count * 4);
+          bool treeDiffersFromRankOrder = false;
+          auto reference = [&](auto zero) {
+            using T = decltype(zero);
+            for (size_t i = 0; i < count; ++i) {
+              std::vector<T> level(static_cast<size_t>(n));
+              for (int r = 0; r < n; ++r)
+                std::memcpy(&level[size_t(r)], &inputs[size_t(r)][4 * i], 4);
+              T inOrder = level[0];
+              for (int r = 1; r < n; ++r) inOrder = combinePair(op, inOrder, level[size_t(r)]);
+              for (int width = 1; width < n; width *= 2) {
+                for (int b = 0; b < n; b += 2 * width) {
+                  level[size_t(b)] = combinePair(op, level[size_t(b)], level[size_t(b + width)]);
+                }
+              }
+              T v = op == qcclAvg ? T(level[0] / T(n)) : level[0];
+              treeDiffersFromRankOrder |= std::memcmp(&level[0], &inOrder, 4) != 0;
+              std::memcpy(&expected[4 * i], &v, 4);
+            }
+          };
+          if (t == qcclFloat32) {
+            reference(float{});
+          } else {
+            reference(int32_t{});
+          }
+          if (n == 4 && count == 301 && t == qcclFloat32 && op == qcclSum) {
+            EXPECT_TRUE(treeDiffersFromRankOrder) << "the inputs do not tell the orders apart";
+          }
+          std::mutex mutex;
+          runRanks(n, CommOptions{}, [&](int r, qcclComm_t comm) {
+            std::vector<uint8_t> in = inputs[size_t(r)], out(count * 4, 0xCD);
+            const qcclResult_t a =
+                qcclAllReduce(in.data(), out.data(), count, t, op, comm, nullptr);
+            const qcclResult_t b = qcclAllReduce(in.data(), in.data(), count, t, op, comm, nullptr);
+            std::lock_guard<std::mutex> lock(mutex);
+            ASSERT_EQ(a, qcclSuccess) << qcclGetLastError(nullptr);
+            ASSERT_EQ(b, qcclSuccess) << qcclGetLastError(nullptr);
+            EXPECT_EQ(out, expected) << n << " ranks, count " << count << ", dtype " << t << " op "
+                                     << op << " rank " << r;
+            EXPECT_EQ(in, expected) << "in place: " << n << " ranks, count " << count << ", dtype "
+                                    << t << " op " << op;
+          });
         }
-        if (n == 4 && t == qcclFloat32 && op == qcclSum) {
-          EXPECT_TRUE(treeDiffersFromRankOrder) << "the inputs do not tell the orders apart";
-        }
-        std::mutex mutex;
-        runRanks(n, CommOptions{}, [&](int r, qcclComm_t comm) {
-          std::vector<uint8_t> in = inputs[size_t(r)], out(count * 4, 0xCD);
-          const qcclResult_t a = qcclAllReduce(in.data(), out.data(), count, t, op, comm, nullptr);
-          const qcclResult_t b = qcclAllReduce(in.data(), in.data(), count, t, op, comm, nullptr);
-          std::lock_guard<std::mutex> lock(mutex);
-          ASSERT_EQ(a, qcclSuccess) << qcclGetLastError(nullptr);
-          ASSERT_EQ(b, qcclSuccess) << qcclGetLastError(nullptr);
-          EXPECT_EQ(out, expected) << n << " ranks, dtype " << t << " op " << op << " rank " << r;
-          EXPECT_EQ(in, expected) << "in place: " << n << " ranks, dtype " << t << " op " << op;
-        });
       }
     }
   }
   // bf16 would lose the single rounding of its fp32 sum; fp16 likewise: they stay on one round.
-  EXPECT_FALSE(coll::exactAllreduceByDoubling(count, qcclBfloat16, 4));
-  EXPECT_FALSE(coll::exactAllreduceByDoubling(count, qcclFloat32, 6));
+  EXPECT_FALSE(coll::exactAllreduceByDoubling(301, qcclBfloat16, 4));
+  EXPECT_FALSE(coll::exactAllreduceByDoubling(301, qcclFloat32, 6));
+  EXPECT_FALSE(coll::exactAllreduceByHalving(3001, qcclFloat32, 6));
   EXPECT_FALSE(coll::exactAllreduceByDoubling(coll::kDoublingWireBytes / 8 + 1, qcclFloat32, 4));
+  EXPECT_FALSE(coll::exactAllreduceByHalving(coll::kHalvingBytes / 4 + 1, qcclFloat32, 4));
+  EXPECT_FALSE(coll::exactAllreduceByHalving(3001, qcclBfloat16, 4));
 }
 
 }  // namespace

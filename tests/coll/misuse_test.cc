@@ -160,49 +160,56 @@ TEST(Misuse, RanksDisagreeAcrossThePipelinedExactPath) {
   unsetenv("QCCL_SEGMENT_BYTES");
 }
 
-// Small exact calls on 4 and 8 ranks go by recursive doubling (allreduce_doubling.cc), where a
-// rank hears from log2 n partners only: ranks that disagree within that path, or across it and
-// the one-round (a bf16 call), two-round, pipelined or compressed paths, all find out, whichever
-// rank is the odd one.
+// Small exact calls on 4 and 8 ranks go by recursive doubling or halving (allreduce_doubling.cc),
+// where a rank hears from log2 n partners only: ranks that disagree within those paths, or across
+// them and the one-round (a bf16 call), two-round, pipelined or compressed paths, all find out,
+// whichever rank is the odd one.
 TEST(Misuse, RanksDisagreeAcrossRecursiveDoubling) {
-  setenv("QCCL_SEGMENT_BYTES", "4096", 1);  // 20000 elements: pipelined
-  for (const int n : {4, 8}) {
-    for (const int oddRank : {0, n - 1, n / 2 - 1}) {
-      for (const size_t odd : {size_t(1000), size_t(5000), size_t(20000)}) {
-        expectDisagreementDetected(
-            "none",
-            [odd = odd, oddRank](int r, qcclComm_t comm) {
-              std::vector<float> x(20000, 1.0f), y(x.size());
-              const size_t count = r == oddRank ? odd : 100;
-              EXPECT_EQ(
-                  qcclAllReduce(x.data(), y.data(), count, qcclFloat32, qcclSum, comm, nullptr),
-                  qcclInvalidUsage)
-                  << "rank " << r << ": " << qcclGetLastError(nullptr);
-            },
-            n);
+  const std::pair<size_t, size_t> counts[] = {
+      // {usual, odd}: doubling 100, halving 3000, 5000
+      {100, 1000}, {100, 3000}, {3000, 5000}, {3000, 100}, {100, 20000}, {3000, 20000}};
+  for (const char* segmentBytes : {"4096", "1048576"}) {  // 20000 elements: pipelined, two rounds
+    setenv("QCCL_SEGMENT_BYTES", segmentBytes, 1);
+    for (const int n : {4, 8}) {
+      for (const int oddRank : {0, n - 1, n / 2 - 1}) {
+        for (const auto& [usual, odd] : counts) {
+          expectDisagreementDetected(
+              "none",
+              [usual = usual, odd = odd, oddRank](int r, qcclComm_t comm) {
+                std::vector<float> x(20000, 1.0f), y(x.size());
+                const size_t count = r == oddRank ? odd : usual;
+                EXPECT_EQ(
+                    qcclAllReduce(x.data(), y.data(), count, qcclFloat32, qcclSum, comm, nullptr),
+                    qcclInvalidUsage)
+                    << "rank " << r << ": " << qcclGetLastError(nullptr);
+              },
+              n);
+        }
+        for (const size_t count : {size_t(100), size_t(3000)}) {
+          expectDisagreementDetected(
+              "none",
+              [count, oddRank](int r, qcclComm_t comm) {
+                std::vector<float> x(count, 1.0f), y(x.size());
+                const qcclDataType_t dtype = r == oddRank ? qcclBfloat16 : qcclFloat32;
+                EXPECT_EQ(qcclAllReduce(x.data(), y.data(), count, dtype, qcclSum, comm, nullptr),
+                          qcclInvalidUsage)
+                    << "rank " << r << ": " << qcclGetLastError(nullptr);
+              },
+              n);
+          expectDisagreementDetected(
+              "fp8e4m3",
+              [count, oddRank](int r, qcclComm_t comm) {
+                std::vector<float> x(count, 1.0f), y(x.size());
+                qcclCallConfig_t config = QCCL_CALL_CONFIG_INITIALIZER;
+                config.flags = r == oddRank ? 0 : QCCL_CALL_EXACT;
+                EXPECT_EQ(qcclAllReduceEx(x.data(), y.data(), count, qcclFloat32, qcclSum, comm,
+                                          nullptr, &config),
+                          qcclInvalidUsage)
+                    << "rank " << r << ": " << qcclGetLastError(nullptr);
+              },
+              n);
+        }
       }
-      expectDisagreementDetected(
-          "none",
-          [oddRank](int r, qcclComm_t comm) {
-            std::vector<float> x(100, 1.0f), y(x.size());
-            const qcclDataType_t dtype = r == oddRank ? qcclBfloat16 : qcclFloat32;
-            EXPECT_EQ(qcclAllReduce(x.data(), y.data(), x.size(), dtype, qcclSum, comm, nullptr),
-                      qcclInvalidUsage)
-                << "rank " << r << ": " << qcclGetLastError(nullptr);
-          },
-          n);
-      expectDisagreementDetected(
-          "fp8e4m3",
-          [oddRank](int r, qcclComm_t comm) {
-            std::vector<float> x(100, 1.0f), y(x.size());
-            qcclCallConfig_t config = QCCL_CALL_CONFIG_INITIALIZER;
-            config.flags = r == oddRank ? 0 : QCCL_CALL_EXACT;
-            EXPECT_EQ(qcclAllReduceEx(x.data(), y.data(), x.size(), qcclFloat32, qcclSum, comm,
-                                      nullptr, &config),
-                      qcclInvalidUsage)
-                << "rank " << r << ": " << qcclGetLastError(nullptr);
-          },
-          n);
     }
   }
   unsetenv("QCCL_SEGMENT_BYTES");

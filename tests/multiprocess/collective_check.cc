@@ -2,11 +2,12 @@
 //   collective_check [quick]
 //   collective_check soak SECONDS   (random checks until the time is up; docs/RELIABILITY.md)
 // Every rank runs the same matrix of allreduce / reduce-scatter / allgather calls (rank counts
-// come from the launcher; counts 0, 1, 7, 1000003 and a 12 MiB one; fp32, bf16, fp16, int32; Sum,
-// Avg, Max; in-place and out-of-place; every codec) and checks each result: bitwise identical on
-// every rank (an exact allgather of output hashes), within the codec-derived bound of the exact
-// result (every rank computes every rank's input itself), and, under MPI, exact results against
-// MPI_Allreduce. Then error feedback over 100 steps. Exits non-zero on any failure.
+// come from the launcher; counts 0, 1, 7, 3001, 1000003 and a 12 MiB one; fp32, bf16, fp16,
+// int32; Sum, Avg, Max; in-place and out-of-place; every codec) and checks each result: bitwise
+// identical on every rank (an exact allgather of output hashes), within the codec-derived bound
+// of the exact result (every rank computes every rank's input itself), and, under MPI, exact
+// results against MPI_Allreduce. Then error feedback over 100 steps. Exits non-zero on any
+// failure.
 #include <qccl/qccl.h>
 
 #include <malloc.h>
@@ -361,6 +362,7 @@ void runMatrix(const std::vector<std::string>& codecs, bool quick) {
     for (qcclRedOp_t op : {qcclSum, qcclAvg, qcclMax}) {
       for (bool inPlace : {false, true}) {
         checkAllreduce("none", 7, dtype, op, inPlace);
+        checkAllreduce("none", 3001, dtype, op, inPlace);  // 4 ranks: halving, or two rounds
         checkAllreduce("fp8e4m3", quick ? 1031 : 1000003, dtype, op, inPlace);
       }
     }
