@@ -21,7 +21,6 @@
 #include "collectives/allreduce_impl.h"
 #include "collectives/messages.h"
 #include "collectives/phase.h"
-#include "collectives/pipeline.h"
 #include "collectives/reduction.h"
 
 namespace qccl::coll {
@@ -52,9 +51,7 @@ const uint8_t* swapWith(Context& context, Phase& phase, int partner, const Buffe
   in.resize(kExactHeaderBytes + elements * dataTypeSize(a.dtype));
   const Phase::Handle received = phase.recv(partner, in.data(), in.size());
   phase.send(partner, message.data(), message.size());
-  runUntil(
-      context, [&] { return phase.poll(); }, [&] { return phase.done(received); },
-      [&] { return phase.awaited(); });
+  phase.wait(received);
   if (!context.usageError.empty() ||
       !acceptExact(context, in, a.dtype, a.op, kind, a.count, partner))
     return nullptr;
@@ -167,9 +164,7 @@ void allreduceExactHalving(Context& context, const ReduceArgs& a) {
     const Phase::Handle received =
         phase.recv(partner, out + theirs.begin * width, theirs.size() * width);
     phase.send(partner, out + have.begin * width, have.size() * width);
-    runUntil(
-        context, [&] { return phase.poll(); }, [&] { return phase.done(received); },
-        [&] { return phase.awaited(); });
+    phase.wait(received);
   }
   phase.wait();
 }

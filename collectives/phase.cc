@@ -74,11 +74,19 @@ bool Phase::poll() {
 }
 
 void Phase::wait() {
+  waitUntil([this] { return open_ == 0; });
+}
+
+void Phase::wait(Handle handle) {
+  waitUntil([this, handle] { return messages_[handle].done; });
+}
+
+void Phase::waitUntil(const std::function<bool()>& finished) {
   Backoff backoff(context_);
-  while (open_ > 0) {
+  while (!finished()) {
     if (poll()) {
       backoff.progressed();
-    } else if (open_ > 0) {
+    } else if (!finished()) {
       backoff.idle([this] { return awaited(); });
     }
   }

@@ -47,10 +47,13 @@ class Phase {
   bool done(Handle handle) const { return messages_[handle].done; }
   // Waits for everything posted.
   void wait();
+  // Waits for one message (the others progress meanwhile).
+  void wait(Handle handle);
   // What is still awaited, e.g. "from 2, to 3" (for timeout messages).
   std::string awaited() const;
 
  private:
+  void waitUntil(const std::function<bool()>& finished);
   struct Message {
     transport::Transport::Request request;
     int peer;  // global rank
