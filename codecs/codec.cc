@@ -106,6 +106,10 @@ ChunkLayout checkEncode(const CodecSpec& spec, const void* input, size_t count,
       throwCodecError(ErrorKind::InvalidArgument, "codec: residual overlaps input or output");
     }
   }
+  if (!validResidualDecay(params.residualDecay)) {
+    throwCodecError(ErrorKind::InvalidArgument, "codec: residual decay %g is not in [0, 1]",
+                    double(params.residualDecay));
+  }
   return layout;
 }
 

@@ -21,10 +21,14 @@ struct EncodeParams {
   uint64_t offset = 0;
   void* residual = nullptr;  // error feedback
   qcclDataType_t residualType = qcclFloat32;
+  float residualDecay = 1.0f;  // p = x + (residualDecay * residual); 0: the residual is not read
   bool crc32c = false;
 };
 
 size_t encodedSize(const CodecSpec& spec, size_t count, qcclDataType_t dtype);
+
+// An error-feedback decay is a number in [0, 1] (NaN is not).
+inline bool validResidualDecay(float decay) { return decay >= 0.0f && decay <= 1.0f; }
 
 // Throws CodecError(InvalidUsage) for a codec the CUDA kernels do not implement: topk, whose
 // selection runs on the host only.

@@ -38,6 +38,7 @@ float encodeSections(const CodecSpec& spec, const ChunkLayout& layout, const voi
   job.offset = params.offset;
   job.residual = params.residual;
   job.residualType = params.residualType;
+  job.residualDecay = params.residualDecay;
   job.scratch = scratchFor(spec);
   return kernels.encode(job);
 }

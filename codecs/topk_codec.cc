@@ -32,9 +32,11 @@ void storeFloat(float v, void* data, qcclDataType_t type, size_t i) {
   }
 }
 
-// p = x + e over one block (the collectives' fp32 case in one vectorisable pass).
+// p = x + (decay * e) over one block (the collectives' fp32 case in one vectorisable pass); decay 0
+// reads no residual, as the dense kernels (kernels_impl.h).
 void loadBlock(const void* input, qcclDataType_t dtype, const void* residual,
-               qcclDataType_t residualType, size_t start, uint32_t length, float* p) {
+               qcclDataType_t residualType, float decay, size_t start, uint32_t length, float* p) {
+  if (decay == 0.0f) residual = nullptr;
   if (dtype == qcclFloat32 && (!residual || residualType == qcclFloat32)) {
     const float* __restrict x = static_cast<const float*>(input) + start;
     if (!residual) {
@@ -42,12 +44,12 @@ void loadBlock(const void* input, qcclDataType_t dtype, const void* residual,
       return;
     }
     const float* __restrict e = static_cast<const float*>(residual) + start;
-    for (uint32_t i = 0; i < length; ++i) p[i] = x[i] + e[i];
+    for (uint32_t i = 0; i < length; ++i) p[i] = x[i] + decay * e[i];
     return;
   }
   for (uint32_t i = 0; i < length; ++i) {
     p[i] = toFloat(input, dtype, start + i) +
-           (residual ? toFloat(residual, residualType, start + i) : 0.0f);
+           (residual ? decay * toFloat(residual, residualType, start + i) : 0.0f);
   }
 }
 
@@ -243,7 +245,8 @@ float encodeTopk(const CodecSpec& spec, const void* input, size_t count, qcclDat
     const TopkBlock t = topkBlock(l, b);
     const size_t start = b * l.block;
     float* p = buf.block.data();
-    loadBlock(input, dtype, params.residual, params.residualType, start, t.length, p);
+    loadBlock(input, dtype, params.residual, params.residualType, params.residualDecay, start,
+              t.length, p);
     uint16_t* positions = buf.positions.data() + t.firstValue;
     float* values = buf.values.data() + t.firstValue;
     if (!selectTopk(p, t.length, t.keep, buf.select, positions)) {

@@ -17,7 +17,7 @@ size_t chunkUnit(const codec::CodecSpec& codec) {
 }
 
 CodecCall codecCall(const Context& context) {
-  return {context.codec, context.seed, uint32_t(context.globalRank())};
+  return {context.codec, context.seed, uint32_t(context.globalRank()), context.efDecay};
 }
 
 EncodeTask encodeTask(Context& context, const void* data, size_t count, qcclDataType_t dtype,

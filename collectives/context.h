@@ -52,6 +52,7 @@ struct Context {
   codec::CodecSpec codec;          // format None = exact
   uint64_t seed = 0;               // +rht signs and +sr key, the same on every rank
   Residuals* residuals = nullptr;  // nullptr: no error feedback
+  float efDecay = 1.0f;            // the residuals' decay: p = x + (efDecay * e)
   WireCounters* wire = nullptr;    // the communicator's, if it counts
   Executor* executor = nullptr;    // computes on the call's memory
   Workspace* workspace = nullptr;  // the communicator's buffers, of the executor's memory

@@ -20,8 +20,9 @@ struct Context;
 // What every chunk of one call's encodes and decodes share.
 struct CodecCall {
   codec::CodecSpec spec;
-  uint64_t seed = 0;  // +rht signs, +sr key: the same on every rank
-  uint32_t rank = 0;  // the encoding rank (keys its stochastic-rounding stream)
+  uint64_t seed = 0;           // +rht signs, +sr key: the same on every rank
+  uint32_t rank = 0;           // the encoding rank (keys its stochastic-rounding stream)
+  float residualDecay = 1.0f;  // error feedback: p = x + (residualDecay * residual)
 };
 
 // One chunk to encode: count elements of input into the chunk at out (outBytes =

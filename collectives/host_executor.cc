@@ -50,6 +50,7 @@ void HostExecutor::encode(const CodecCall& codec, const EncodeTask* tasks, size_
     params.offset = task.offset;
     params.residual = task.residual;
     params.residualType = task.residualType;
+    params.residualDecay = codec.residualDecay;
     codec::encode(codec.spec, task.input, task.count, task.inputType, task.out, task.outBytes,
                   params);
   }

@@ -100,10 +100,10 @@ int main(int argc, char** argv) {
     const cuda::EncodeRequest plain{in, nullptr, static_cast<uint8_t*>(chunk), count, 0, 1};
     const cuda::EncodeRequest ef{in, residual, static_cast<uint8_t*>(chunk), count, 0, 1};
     const cuda::DecodeRequest dec{static_cast<const uint8_t*>(chunk), acc, count, qcclFloat32};
-    const double encode =
-        timeIt([&] { cuda::encode(launch, qcclFloat32, qcclFloat32, &plain, 1, amax); }, runs);
+    const double encode = timeIt(
+        [&] { cuda::encode(launch, qcclFloat32, qcclFloat32, 1.0f, &plain, 1, amax); }, runs);
     const double encodeEf =
-        timeIt([&] { cuda::encode(launch, qcclFloat32, qcclFloat32, &ef, 1, amax); }, runs);
+        timeIt([&] { cuda::encode(launch, qcclFloat32, qcclFloat32, 1.0f, &ef, 1, amax); }, runs);
     const double decodeAcc =
         timeIt([&] { cuda::decode(launch, qcclFloat32, true, &dec, 1, status, nullptr); }, runs);
     const double encodeRate = double(bytes + chunkBytes) / encode;
@@ -118,7 +118,7 @@ int main(int argc, char** argv) {
     p.call = 1;
     codec::encode(spec, host.data(), n, qcclFloat32, want.data(), small, p);
     const cuda::EncodeRequest first{in, nullptr, static_cast<uint8_t*>(chunk), n, 0, 1};
-    cuda::encode(launch, qcclFloat32, qcclFloat32, &first, 1, amax);
+    cuda::encode(launch, qcclFloat32, qcclFloat32, 1.0f, &first, 1, amax);
     check(cudaMemcpy(got.data(), chunk, small, cudaMemcpyDeviceToHost), "copy");
     const bool same = got == want;
     const double worst = std::min({encodeRate, efRate, decodeRate}) / copyRate;

@@ -25,7 +25,8 @@ struct EncodeJob {
   uint64_t offset;
   void* residual;  // error feedback, count elements, or nullptr
   qcclDataType_t residualType;
-  float* scratch;  // kernelScratchFloats(spec) floats
+  float residualDecay;  // p = x + (residualDecay * residual); 0: the residual is not read
+  float* scratch;       // kernelScratchFloats(spec) floats
 };
 
 struct DecodeJob {

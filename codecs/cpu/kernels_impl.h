@@ -64,20 +64,23 @@ inline void* advance(void* p, size_t elements, qcclDataType_t type) {
 
 // ---- tile stages --------------------------------------------------------------------------------
 
-// Adds n residual values of type (fp32 or bf16) to dst.
-inline void addResidual(const void* residual, qcclDataType_t type, size_t n, float* dst) {
+// Adds n residual values of type (fp32 or bf16), times the decay, to dst: dst + (decay * e), two
+// roundings (the build contracts no multiply-add); decay 1 gives dst + e bit for bit.
+inline void addResidual(const void* residual, qcclDataType_t type, float decay, size_t n,
+                        float* dst) {
   if (type == qcclFloat32) {
     const float* __restrict e = static_cast<const float*>(residual);
-    for (size_t i = 0; i < n; ++i) dst[i] += e[i];
+    for (size_t i = 0; i < n; ++i) dst[i] += decay * e[i];
   } else {
     const uint16_t* e = static_cast<const uint16_t*>(residual);
-    for (size_t i = 0; i < n; ++i) dst[i] += decode<Bf16>(e[i]);
+    for (size_t i = 0; i < n; ++i) dst[i] += decay * decode<Bf16>(e[i]);
   }
 }
 
-// The tile's values to quantize: input (+ residual), zeros beyond the input, rotated when +rht,
-// prepared in x; or, for plain fp32 input, the input itself. With error feedback the unrotated
-// x + residual is what the residual update needs: x itself without +rht, else a copy in p.
+// The tile's values to quantize: input (+ decayed residual), zeros beyond the input, rotated when
+// +rht, prepared in x; or, for plain fp32 input, the input itself. With error feedback the
+// unrotated x + residual is what the residual update needs: x itself without +rht, else a copy in
+// p. Decay 0 reads no residual: p = x exactly (x + 0 * e would turn an input -0 into +0).
 inline const float* prepareTile(const EncodeJob& job, size_t start, size_t n, const RhtRuns& runs,
                                 float* x, float* p) {
   if (job.inputType == qcclFloat32 && !job.residual && !job.spec.rhtSize) {
@@ -86,16 +89,18 @@ inline const float* prepareTile(const EncodeJob& job, size_t start, size_t n, co
   const size_t valid = start < job.count ? (n < job.count - start ? n : job.count - start) : 0;
   const void* input = advance(job.input, start, job.inputType);
   const void* residual =
-      job.residual ? advance(static_cast<const void*>(job.residual), start, job.residualType)
-                   : nullptr;
+      job.residual && job.residualDecay != 0.0f
+          ? advance(static_cast<const void*>(job.residual), start, job.residualType)
+          : nullptr;
   if (residual && job.inputType == qcclFloat32 && job.residualType == qcclFloat32) {
     // The collectives' case, in one pass instead of a copy and an add.
     const float* __restrict in = static_cast<const float*>(input);
     const float* __restrict e = static_cast<const float*>(residual);
-    for (size_t i = 0; i < valid; ++i) x[i] = in[i] + e[i];
+    const float decay = job.residualDecay;
+    for (size_t i = 0; i < valid; ++i) x[i] = in[i] + decay * e[i];
   } else {
     loadFloats(input, job.inputType, valid, x);
-    if (residual) addResidual(residual, job.residualType, valid, x);
+    if (residual) addResidual(residual, job.residualType, job.residualDecay, valid, x);
   }
   for (size_t i = valid; i < n; ++i) x[i] = 0.0f;
   if (runs.size) {

@@ -91,12 +91,13 @@ void elementwise(const ElementArgs& args, cudaStream_t stream) {
 }  // namespace
 
 void encode(const CodecLaunch& l, qcclDataType_t inputType, qcclDataType_t residualType,
-            const EncodeRequest* requests, size_t count, uint32_t* amaxWords) {
+            float residualDecay, const EncodeRequest* requests, size_t count, uint32_t* amaxWords) {
   if (count == 0) return;
   EncodeBatch proto{};
   proto.spec = l.spec;
   proto.inputType = inputType;
   proto.residualType = residualType;
+  proto.residualDecay = residualDecay;
   proto.seed = l.seed;
   proto.rank = l.rank;
   proto.tileElements = tileElementsFor(l.spec);

@@ -37,8 +37,9 @@ struct DecodeRequest {
 };
 
 // amaxWords: device memory of `count` words (nvfp4's per-chunk pass; untouched otherwise).
+// residualDecay: p = x + (residualDecay * residual), as codec::EncodeParams.
 void encode(const CodecLaunch& launch, qcclDataType_t inputType, qcclDataType_t residualType,
-            const EncodeRequest* requests, size_t count, uint32_t* amaxWords);
+            float residualDecay, const EncodeRequest* requests, size_t count, uint32_t* amaxWords);
 // status: the communicator's error word (device memory), hostStatus its copy in mapped host
 // memory (or nullptr): a chunk that does not match raises both and is not decoded, and nothing
 // is decoded while the word holds an error.

@@ -130,7 +130,9 @@ QCCL_HD int loadAndRotate(int phase, const EncodeBatch& b, const Cta& cta, const
       float v = 0.0f;
       if (g < c.place.count) {
         v = loadValue(c.input, b.inputType, g);
-        if (c.residual) v = v + loadValue(c.residual, b.residualType, g);
+        if (c.residual && b.residualDecay != 0.0f) {
+          v = v + b.residualDecay * loadValue(c.residual, b.residualType, g);
+        }
       }
       if (r) {
         if (s.p) s.p[i] = v;

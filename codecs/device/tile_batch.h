@@ -49,6 +49,7 @@ struct EncodeBatch {
   codec::CodecSpec spec;
   int inputType;  // qcclDataType_t
   int residualType;
+  float residualDecay;  // p = x + (residualDecay * residual); 0: the residual is not read
   uint64_t seed;
   uint32_t rank;
   uint32_t tileElements;

@@ -86,10 +86,11 @@ typedef struct {
 } qcclUniqueId;
 
 /* Communicator settings. Append-only: start from QCCL_CONFIG_INITIALIZER. Fields left undefined
- * (NULL, QCCL_CONFIG_UNDEF_INT, QCCL_CONFIG_UNDEF_SIZE) take the QCCL_* environment variable's
- * value, else the default (docs/ENV.md). */
+ * (NULL, QCCL_CONFIG_UNDEF_INT, QCCL_CONFIG_UNDEF_SIZE, QCCL_CONFIG_UNDEF_FLOAT) take the QCCL_*
+ * environment variable's value, else the default (docs/ENV.md). */
 #define QCCL_CONFIG_UNDEF_INT INT_MIN
 #define QCCL_CONFIG_UNDEF_SIZE SIZE_MAX
+#define QCCL_CONFIG_UNDEF_FLOAT (-1.0f)
 /* minBytes: the cost model chooses per call (QCCL_MIN_BYTES=auto, the default). */
 #define QCCL_MIN_BYTES_AUTO (SIZE_MAX - 1)
 typedef struct {
@@ -104,6 +105,7 @@ typedef struct {
   int efDtype;           /* residual storage: qcclFloat32 or qcclBfloat16 */
   int timeoutMs;         /* the longest any wait may last before the call fails */
   int groupSize;         /* "hier": ranks per group (exact inside, compressed across) */
+  float efDecay;         /* error-feedback decay beta in [0, 1] (docs/ERROR_FEEDBACK.md) */
 } qcclConfig_t;
 
 #define QCCL_CONFIG_MAGIC 0x71636366u
@@ -111,7 +113,7 @@ typedef struct {
   {                                                                               \
     sizeof(qcclConfig_t), QCCL_CONFIG_MAGIC, QCCL_VERSION_CODE, NULL, NULL, NULL, \
         QCCL_CONFIG_UNDEF_SIZE, QCCL_CONFIG_UNDEF_INT, QCCL_CONFIG_UNDEF_INT,     \
-        QCCL_CONFIG_UNDEF_INT, QCCL_CONFIG_UNDEF_INT                              \
+        QCCL_CONFIG_UNDEF_INT, QCCL_CONFIG_UNDEF_INT, QCCL_CONFIG_UNDEF_FLOAT     \
   }
 
 /* Per-call settings for the ...Ex collectives. Append-only, like qcclConfig_t. */
@@ -122,6 +124,7 @@ typedef struct {
   const char* codec; /* NULL: the communicator's codec */
   uint64_t efKey;    /* error-feedback state key; 0: derived from (sendbuff, count, dtype) */
   unsigned int flags;
+  float efDecay; /* error-feedback decay; QCCL_CONFIG_UNDEF_FLOAT: the communicator's */
 } qcclCallConfig_t;
 
 #define QCCL_CALL_EXACT 0x1u          /* no compression for this call */
@@ -132,8 +135,11 @@ typedef struct {
           sends its shard's change (docs/ALGORITHMS.md) */
 
 #define QCCL_CALL_CONFIG_MAGIC 0x71636363u
-#define QCCL_CALL_CONFIG_INITIALIZER \
-  { sizeof(qcclCallConfig_t), QCCL_CALL_CONFIG_MAGIC, QCCL_VERSION_CODE, NULL, 0, 0 }
+#define QCCL_CALL_CONFIG_INITIALIZER                                                 \
+  {                                                                                  \
+    sizeof(qcclCallConfig_t), QCCL_CALL_CONFIG_MAGIC, QCCL_VERSION_CODE, NULL, 0, 0, \
+        QCCL_CONFIG_UNDEF_FLOAT                                                      \
+  }
 
 /* QCCL_VERSION_CODE of the library actually loaded. */
 qcclResult_t qcclGetVersion(int* version);

@@ -36,13 +36,18 @@ typedef struct {
   qcclDataType_t residualType;
   /* QCCL_ENCODE_* bits. */
   uint32_t flags;
+  /* Error-feedback decay beta in [0, 1]: encodes p = x + (beta * residual), two fp32 roundings
+   * (no fused multiply-add), then residual = p - D(Q(p)) as above. 1 (the initializer's) is plain
+   * error feedback; 0 reads no residual, so the chunk is the one encoded without error feedback
+   * (docs/ERROR_FEEDBACK.md, "Decay"). */
+  float residualDecay;
 } qcclEncodeOptions_t;
 
 /* Store a CRC32C of the payload in the chunk header; decoding then verifies it. */
 #define QCCL_ENCODE_CRC32C 0x1u
 
 #define QCCL_ENCODE_OPTIONS_INITIALIZER \
-  { sizeof(qcclEncodeOptions_t), 0, 0, 0, 0, NULL, qcclFloat32, 0 }
+  { sizeof(qcclEncodeOptions_t), 0, 0, 0, 0, NULL, qcclFloat32, 0, 1.0f }
 
 /* Parses "FORMAT[+sr][+rht[R]][/bN]", e.g. "fp8e4m3", "mxfp4+sr", "nvfp4+rht", "int4/b64".
  * Formats: none bf16 fp16 fp8e4m3 fp8e5m2 mxfp8 mxfp4 nvfp4 fp4ue5m3 int8 int4 int2 sign1. */

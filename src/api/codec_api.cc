@@ -86,6 +86,7 @@ codec::EncodeParams encodeParams(const qcclEncodeOptions_t* options) {
   params.offset = o.offset;
   params.residual = o.residual;
   params.residualType = o.residualType;
+  params.residualDecay = o.residualDecay;
   params.crc32c = (o.flags & QCCL_ENCODE_CRC32C) != 0;
   return params;
 }

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "codecs/codec.h"
 #include "codecs/codec_error.h"
 #include "collectives/reduction.h"
 #include "src/comm/cost_model.h"
@@ -42,11 +43,13 @@ struct CallOptions {
   codec::CodecSpec codec;
   uint64_t efKey = 0;
   unsigned flags = 0;
+  float efDecay = 1.0f;
 };
 
 CallOptions callOptions(const Settings& settings, const qcclCallConfig_t* config) {
   CallOptions o;
   o.codec = settings.codec;
+  o.efDecay = settings.efDecay;
   if (config == nullptr) return o;
   if (config->magic != QCCL_CALL_CONFIG_MAGIC || config->size < offsetof(qcclCallConfig_t, codec) ||
       config->size > sizeof(qcclCallConfig_t)) {
@@ -63,6 +66,12 @@ CallOptions callOptions(const Settings& settings, const qcclCallConfig_t* config
     } catch (const codec::CodecError& e) {
       throwError(qcclInvalidArgument, "%s", e.what());
     }
+  }
+  if (c.efDecay != QCCL_CONFIG_UNDEF_FLOAT) {
+    if (!codec::validResidualDecay(c.efDecay)) {
+      throwError(qcclInvalidArgument, "call config efDecay %g is not in [0, 1]", double(c.efDecay));
+    }
+    o.efDecay = c.efDecay;
   }
   o.efKey = c.efKey;
   o.flags = c.flags;
@@ -169,6 +178,7 @@ CallPlan planCall(const Settings& settings, const CommShape& comm, const Reducti
                        !(options.flags & QCCL_CALL_NO_EF) &&
                        plan.gatherMode != coll::GatherMode::Delta;
   if (plan.errorFeedback) {
+    plan.efDecay = options.efDecay;
     plan.efKeyDerived = options.efKey == 0;
     plan.efKey =
         options.efKey != 0

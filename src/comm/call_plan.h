@@ -57,6 +57,7 @@ struct CallPlan {
   bool errorFeedback = false;
   uint64_t efKey = 0;  // the call's key, else derived from (collective, sendbuff, count, dtype)
   bool efKeyDerived = false;
+  float efDecay = 1.0f;      // the call's, or the communicator's (docs/ERROR_FEEDBACK.md)
   uint64_t efSignature = 0;  // the call's shape: a key's residuals reset when it changes
   coll::AllreduceAlgorithm algorithm = coll::AllreduceAlgorithm::Sra;  // after fallbacks
   int hierGroupSize = 0;

@@ -59,6 +59,7 @@ void runReduction(qcclComm& comm, const ReductionCall& call) {
     if (plan.errorFeedback) {
       context.residuals =
           &comm.ef->forCall(plan.efKey, plan.efSignature, *context.executor, plan.efKeyDerived);
+      context.efDecay = plan.efDecay;
     }
     QCCL_TRACE(kLogColl, "call %llu %s count %zu dtype %d %s memory: %s %s",
                static_cast<unsigned long long>(context.sequence), collectiveName(call.kind),

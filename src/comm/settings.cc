@@ -1,7 +1,9 @@
 #include "src/comm/settings.h"
 
+#include <cstdlib>
 #include <cstring>
 
+#include "codecs/codec.h"
 #include "codecs/codec_error.h"
 #include "src/common/error.h"
 #include "src/common/params.h"
@@ -27,6 +29,15 @@ qcclDataType_t parseEfDtype(const std::string& name) {
   if (name == "fp32") return qcclFloat32;
   if (name == "bf16") return qcclBfloat16;
   throwError(qcclInvalidArgument, "QCCL_EF_DTYPE=%s is not fp32 or bf16", name.c_str());
+}
+
+float parseEfDecay(const std::string& text) {
+  char* end = nullptr;
+  const float decay = std::strtof(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || !codec::validResidualDecay(decay)) {
+    throwError(qcclInvalidArgument, "QCCL_EF_DECAY=%s is not a number in [0, 1]", text.c_str());
+  }
+  return decay;
 }
 
 }  // namespace
@@ -73,6 +84,14 @@ Settings resolveSettings(const qcclConfig_t* config) {
     s.efDtype = static_cast<qcclDataType_t>(c.efDtype);
   } else {
     s.efDtype = parseEfDtype(paramString(params::kEfDtype));
+  }
+  if (c.efDecay != QCCL_CONFIG_UNDEF_FLOAT) {
+    if (!codec::validResidualDecay(c.efDecay)) {
+      throwError(qcclInvalidArgument, "config efDecay %g is not in [0, 1]", double(c.efDecay));
+    }
+    s.efDecay = c.efDecay;
+  } else {
+    s.efDecay = parseEfDecay(paramString(params::kEfDecay));
   }
   const int64_t timeoutMs = c.timeoutMs != QCCL_CONFIG_UNDEF_INT
                                 ? int64_t(c.timeoutMs)

@@ -23,6 +23,7 @@ struct Settings {
   bool compressOneRank = false;  // QCCL_COMPRESS_ONE_RANK: the codec path with nothing to send
   bool errorFeedback = true;
   qcclDataType_t efDtype = qcclFloat32;
+  float efDecay = 1.0f;  // QCCL_EF_DECAY: the residuals' decay (docs/ERROR_FEEDBACK.md)
   std::chrono::milliseconds timeout{0};
   int groupSize = 0;           // hier; 0: ranks per host
   size_t segmentElements = 0;  // pipelining of compressed collectives; 0: none

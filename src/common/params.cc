@@ -23,6 +23,9 @@ const Param kCompressOneRank{
     "1: compress at one rank too (nothing travels; for tests of the codec path on one GPU)"};
 const Param kEf{"QCCL_EF", "1", "error feedback on (1) or off (0) for compressed calls"};
 const Param kEfDtype{"QCCL_EF_DTYPE", "fp32", "residual storage: fp32 or bf16"};
+const Param kEfDecay{
+    "QCCL_EF_DECAY", "1",
+    "error-feedback decay beta in [0, 1]: each encode adds beta times the residual"};
 const Param kTimeout{"QCCL_TIMEOUT", "300", "seconds any wait may last before the call fails"};
 const Param kGroupSize{"QCCL_GROUP_SIZE", "0",
                        "hier: ranks per group (0 = ranks per host, from the bootstrap)"};

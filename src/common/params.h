@@ -22,6 +22,7 @@ extern const Param kOps;
 extern const Param kCompressOneRank;
 extern const Param kEf;
 extern const Param kEfDtype;
+extern const Param kEfDecay;
 extern const Param kTimeout;
 extern const Param kGroupSize;
 extern const Param kSegmentBytes;

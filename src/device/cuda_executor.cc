@@ -127,8 +127,8 @@ class CudaExecutor : public DeviceExecutor {
             requests.push_back({t->input, t->residual, t->out, t->count, t->offset, t->call});
           }
           amax_.resize(requests.size() * sizeof(uint32_t));
-          cuda::encode(launch(codec), like.inputType, like.residualType, requests.data(),
-                       requests.size(), reinterpret_cast<uint32_t*>(amax_.data()));
+          cuda::encode(launch(codec), like.inputType, like.residualType, codec.residualDecay,
+                       requests.data(), requests.size(), reinterpret_cast<uint32_t*>(amax_.data()));
         });
   }
 

@@ -55,8 +55,8 @@ void encodeOnDevice(const codec::CodecSpec& spec, const void* input, size_t coun
   }
   const cuda::EncodeRequest request{input, params.residual, static_cast<uint8_t*>(output),
                                     count, params.offset,   params.call};
-  cuda::encode({spec, params.seed, params.rank, stream}, dtype, params.residualType, &request, 1,
-               scratchFor(stream).amax);
+  cuda::encode({spec, params.seed, params.rank, stream}, dtype, params.residualType,
+               params.residualDecay, &request, 1, scratchFor(stream).amax);
 }
 
 void decodeOnDevice(const codec::CodecSpec& spec, const void* input, size_t inputBytes,

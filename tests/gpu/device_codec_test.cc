@@ -64,6 +64,7 @@ TEST_P(DeviceCodec, CpuBitsOnTheGpu) {
     p.call = 5;
     p.offset = 13;
     p.residual = c.ef ? wantResidual.data() : nullptr;
+    p.residualDecay = count % 2 ? 0.6f : 1.0f;  // decayed error feedback on the odd counts
     codec::encode(spec, input.data(), count, c.dtype, want.data(), bytes, p);
     // GPU
     DeviceBytes dIn(input), dOut(bytes), dResidual(residual), amax(4), status(4);
@@ -71,7 +72,7 @@ TEST_P(DeviceCodec, CpuBitsOnTheGpu) {
     const cuda::CodecLaunch launch{spec, 77, 2, nullptr};
     const cuda::EncodeRequest request{
         dIn.data(), c.ef ? dResidual.data() : nullptr, dOut.data(), count, 13, 5};
-    cuda::encode(launch, c.dtype, qcclFloat32, &request, 1,
+    cuda::encode(launch, c.dtype, qcclFloat32, p.residualDecay, &request, 1,
                  reinterpret_cast<uint32_t*>(amax.data()));
     CUDA_OK(cudaDeviceSynchronize());
     ASSERT_EQ(dOut.get(), want) << count << " elements";

@@ -23,6 +23,7 @@ class EncodeOptions(ctypes.Structure):
         ("residual", ctypes.c_void_p),
         ("residualType", ctypes.c_int),
         ("flags", ctypes.c_uint32),
+        ("residualDecay", ctypes.c_float),
     ]
 
 
@@ -55,12 +56,25 @@ class QcclCodec:
         if result != SUCCESS:
             raise RuntimeError(self.lib.qcclGetLastError(None).decode())
 
-    def encode(self, x, seed=0):
+    @staticmethod
+    def options_size_without_decay():
+        """sizeof(qcclEncodeOptions_t) before residualDecay was appended."""
+        return EncodeOptions.residualDecay.offset
+
+    def encode(self, x, seed=0, residual=None, decay=1.0, options_size=None):
+        """x's chunk; with error feedback when residual (a contiguous float32 or bfloat16 array,
+        updated in place) is given, its decay as qcclEncodeOptions_t.residualDecay. options_size:
+        the struct size to pass (an older caller's), by default the whole struct."""
         x = np.ascontiguousarray(x, dtype=np.float32)
         size = ctypes.c_size_t()
         self._check(self.lib.qcclCodecEncodedSize(self.handle, x.size, FLOAT32, ctypes.byref(size)))
         out = np.zeros(size.value, dtype=np.uint8)
-        opts = EncodeOptions(ctypes.sizeof(EncodeOptions), seed, 0, 0, 0, None, FLOAT32, 0)
+        where, rtype = None, FLOAT32
+        if residual is not None:
+            assert residual.flags.c_contiguous and residual.size == x.size
+            where, rtype = residual.ctypes.data, FLOAT32 if residual.itemsize == 4 else BFLOAT16
+        opts = EncodeOptions(options_size or ctypes.sizeof(EncodeOptions), seed, 0, 0, 0, where,
+                             rtype, 0, decay)
         self._check(self.lib.qcclEncode(self.handle, x.ctypes.data, x.size, FLOAT32,
                                         out.ctypes.data, out.size, ctypes.byref(opts), None))
         return out

@@ -1,9 +1,9 @@
 // The device codec kernels' tile bodies (codecs/device/), run on the CPU over every (block,
 // thread) of their grid, in both thread orders and both block orders: the chunks, residuals and
 // decoded values of the CPU kernels, bit for bit, for every format with +sr, +rht, /bN, fp32, bf16
-// and fp16 input and output, fp32 and bf16 residuals, decode-accumulate, batches of many chunks
-// (empty and odd-sized ones among them), non-finite blocks; and a decode refuses every chunk whose
-// header the host refuses, writing nothing.
+// and fp16 input and output, fp32 and bf16 residuals with and without decay, decode-accumulate,
+// batches of many chunks (empty and odd-sized ones among them), non-finite blocks; and a decode
+// refuses every chunk whose header the host refuses, writing nothing.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -121,11 +121,12 @@ std::vector<uint8_t> makeResidual(size_t count, qcclDataType_t type, uint32_t se
 
 // Encodes every chunk as the device launch layer would: batches, the nvfp4 amax pass first.
 void deviceEncode(const codec::CodecSpec& spec, qcclDataType_t dtype, qcclDataType_t rtype,
-                  std::vector<Chunk>& chunks, Order order) {
+                  float decay, std::vector<Chunk>& chunks, Order order) {
   EncodeBatch proto{};
   proto.spec = spec;
   proto.inputType = dtype;
   proto.residualType = rtype;
+  proto.residualDecay = decay;
   proto.seed = kSeed;
   proto.rank = kRank;
   proto.tileElements = tileElementsFor(spec);
@@ -187,12 +188,16 @@ uint32_t deviceDecode(const codec::CodecSpec& spec, qcclDataType_t sourceType,
 struct Case {
   std::string spec;
   qcclDataType_t dtype;
-  int residual;  // 0: none, else its qcclDataType_t
+  int residual;        // 0: none, else its qcclDataType_t
+  float decay = 1.0f;  // error-feedback decay
 };
 
 std::string caseName(const Case& c) {
-  return specTestName(c.spec) + "_" + dtypeName(c.dtype) + "_" +
-         (c.residual ? std::string("ef_") + dtypeName(qcclDataType_t(c.residual)) : "noef");
+  std::string name =
+      specTestName(c.spec) + "_" + dtypeName(c.dtype) + "_" +
+      (c.residual ? std::string("ef_") + dtypeName(qcclDataType_t(c.residual)) : "noef");
+  if (c.decay != 1.0f) name += "_decay" + std::to_string(int(c.decay * 100));
+  return name;
 }
 
 void PrintTo(const Case& c, std::ostream* os) { *os << caseName(c); }
@@ -225,6 +230,7 @@ TEST_P(DeviceTiles, EncodeAndDecodeAsTheCpuKernels) {
     p.offset = c.offset;
     p.residual = c.residual.empty() ? nullptr : c.residual.data();
     p.residualType = rtype;
+    p.residualDecay = tc.decay;
     c.encoded.resize(codec::encodedSize(spec, c.count, tc.dtype));
     codec::encode(spec, c.input.data(), c.count, tc.dtype, c.encoded.data(), c.encoded.size(), p);
   }
@@ -235,7 +241,7 @@ TEST_P(DeviceTiles, EncodeAndDecodeAsTheCpuKernels) {
       if (tc.residual) c.residual = makeResidual(c.count, rtype, uint32_t(91 + i));
       device.push_back(c);
     }
-    deviceEncode(spec, tc.dtype, rtype, device, order);
+    deviceEncode(spec, tc.dtype, rtype, tc.decay, device, order);
     for (size_t i = 0; i < host.size(); ++i) {
       ASSERT_EQ(device[i].encoded, host[i].encoded)
           << "chunk " << i << " (" << host[i].count << " elements), order " << order.reverseBlocks;
@@ -297,6 +303,12 @@ std::vector<Case> cases() {
     all.push_back({s, qcclBfloat16, 0});
     all.push_back({s, qcclFloat16, 0});
     all.push_back({s, qcclFloat32, qcclBfloat16});
+  }
+  for (const char* s : {"int2", "nvfp4", "int4+rht", "fp8e4m3+sr"}) {
+    for (float decay : {0.0f, 0.73f}) {
+      all.push_back({s, qcclFloat32, qcclFloat32, decay});
+      all.push_back({s, qcclBfloat16, qcclBfloat16, decay});
+    }
   }
   return all;
 }
