@@ -133,6 +133,10 @@ typedef struct {
 #define QCCL_CALL_DELTA                                            \
   0x8u /* allgather: recvbuff holds the previous result; each rank \
           sends its shard's change (docs/ALGORITHMS.md) */
+/* compressed whatever its size: QCCL_MIN_BYTES and the cost model do not decide (codec, dtype, op
+ * and QCCL_OPS still do), for callers whose codec is part of their algorithm (an outer loop's
+ * sparse pseudo-gradient, docs/API.md) */
+#define QCCL_CALL_COMPRESS 0x10u
 
 #define QCCL_CALL_CONFIG_MAGIC 0x71636363u
 #define QCCL_CALL_CONFIG_INITIALIZER                                                 \

@@ -8,6 +8,7 @@
 
 namespace py = pybind11;
 using qccl::torch_backend::BackendOptions;
+using qccl::torch_backend::CallSettings;
 using qccl::torch_backend::QcclBackend;
 
 namespace {
@@ -30,33 +31,61 @@ PYBIND11_MODULE(_C, m) {
          std::chrono::milliseconds timeout, std::optional<std::string> codec,
          std::optional<std::string> transport, std::optional<std::string> algorithm,
          std::optional<size_t> minBytes, std::optional<bool> errorFeedback,
-         std::optional<std::string> efDtype) -> c10::intrusive_ptr<c10d::Backend> {
-        const BackendOptions options{codec, transport, algorithm, minBytes, errorFeedback, efDtype};
+         std::optional<std::string> efDtype,
+         std::optional<float> efDecay) -> c10::intrusive_ptr<c10d::Backend> {
+        const BackendOptions options{codec,         transport, algorithm, minBytes,
+                                     errorFeedback, efDtype,   efDecay};
         return c10::make_intrusive<QcclBackend>(store, rank, size, timeout, options);
       },
       py::arg("store"), py::arg("rank"), py::arg("size"), py::arg("timeout"),
       py::arg("codec") = py::none(), py::arg("transport") = py::none(),
       py::arg("algorithm") = py::none(), py::arg("min_bytes") = py::none(),
       py::arg("error_feedback") = py::none(), py::arg("ef_dtype") = py::none(),
-      py::call_guard<py::gil_scoped_release>());
+      py::arg("ef_decay") = py::none(), py::call_guard<py::gil_scoped_release>());
+  // The collectives with per-call settings (qcclCallConfig_t): key, then keyword-only codec,
+  // ef_decay, exact and error_feedback; what is None is the group's.
   m.def(
       "all_reduce",
       [](const c10::intrusive_ptr<c10d::Backend>& b, at::Tensor tensor, c10d::ReduceOp op,
-         uint64_t key) { return qcclBackend(b).allreduceKeyed(tensor, op, key); },
-      py::arg("backend"), py::arg("tensor"), py::arg("op"), py::arg("key"));
+         uint64_t key, std::optional<std::string> codec, std::optional<float> efDecay, bool exact,
+         bool errorFeedback, bool anySize) {
+        return qcclBackend(b).allreduceWith(
+            tensor, op, CallSettings{key, codec, efDecay, exact, errorFeedback, anySize});
+      },
+      py::arg("backend"), py::arg("tensor"), py::arg("op"), py::arg("key"), py::kw_only(),
+      py::arg("codec") = py::none(), py::arg("ef_decay") = py::none(), py::arg("exact") = false,
+      py::arg("error_feedback") = true, py::arg("any_size") = false);
   m.def(
       "reduce_scatter",
       [](const c10::intrusive_ptr<c10d::Backend>& b, at::Tensor output, at::Tensor input,
-         c10d::ReduceOp op,
-         uint64_t key) { return qcclBackend(b).reduceScatterKeyed(output, input, op, key); },
-      py::arg("backend"), py::arg("output"), py::arg("input"), py::arg("op"), py::arg("key"));
+         c10d::ReduceOp op, uint64_t key, std::optional<std::string> codec,
+         std::optional<float> efDecay, bool exact, bool errorFeedback) {
+        return qcclBackend(b).reduceScatterWith(
+            output, input, op, CallSettings{key, codec, efDecay, exact, errorFeedback});
+      },
+      py::arg("backend"), py::arg("output"), py::arg("input"), py::arg("op"), py::arg("key"),
+      py::kw_only(), py::arg("codec") = py::none(), py::arg("ef_decay") = py::none(),
+      py::arg("exact") = false, py::arg("error_feedback") = true);
   m.def(
       "all_gather",
       [](const c10::intrusive_ptr<c10d::Backend>& b, at::Tensor output, at::Tensor input,
-         uint64_t key,
-         bool exact) { return qcclBackend(b).allGatherKeyed(output, input, key, exact); },
+         uint64_t key, bool exact, std::optional<std::string> codec, std::optional<float> efDecay,
+         bool errorFeedback) {
+        return qcclBackend(b).allGatherWith(
+            output, input, CallSettings{key, codec, efDecay, exact, errorFeedback});
+      },
       py::arg("backend"), py::arg("output"), py::arg("input"), py::arg("key"),
-      py::arg("exact") = false);
+      py::arg("exact") = false, py::kw_only(), py::arg("codec") = py::none(),
+      py::arg("ef_decay") = py::none(), py::arg("error_feedback") = true);
+  m.def(
+      "wire_bytes",
+      [](const c10::intrusive_ptr<c10d::Backend>& b) {
+        py::gil_scoped_release release;
+        return qcclBackend(b).wireBytes();
+      },
+      py::arg("backend"),
+      "(sent, received): the bytes this rank's collectives on the group have moved "
+      "(qcclCommWireBytes)");
   m.def(
       "ef_state",
       [](const c10::intrusive_ptr<c10d::Backend>& b) {

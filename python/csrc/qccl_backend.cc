@@ -25,9 +25,15 @@ void finishOutput(const at::Tensor& computed, at::Tensor& output) {
 
 size_t count(const at::Tensor& t) { return size_t(t.numel()); }
 
-qcclCallConfig_t keyed(uint64_t key) {
+// call's settings as a qcclCallConfig_t; call (its codec string) must outlive the result.
+qcclCallConfig_t callConfig(const CallSettings& call) {
   qcclCallConfig_t config = QCCL_CALL_CONFIG_INITIALIZER;
-  config.efKey = key;
+  config.efKey = call.key;
+  if (call.codec) config.codec = call.codec->c_str();
+  if (call.efDecay) config.efDecay = *call.efDecay;
+  if (call.exact) config.flags |= QCCL_CALL_EXACT;
+  if (!call.errorFeedback) config.flags |= QCCL_CALL_NO_EF;
+  if (call.anySize) config.flags |= QCCL_CALL_COMPRESS;
   return config;
 }
 
@@ -79,6 +85,7 @@ QcclBackend::QcclBackend(const c10::intrusive_ptr<c10d::Store>& store, int rank,
                 "qccl backend: ef_dtype must be 'fp32' or 'bf16', not '", *options.efDtype, "'");
     config.efDtype = *options.efDtype == "fp32" ? qcclFloat32 : qcclBfloat16;
   }
+  if (options.efDecay) config.efDecay = *options.efDecay;
   if (timeout.count() > 0 && timeout.count() < INT32_MAX) config.timeoutMs = int(timeout.count());
   check(qcclCommInitRankConfig(&comm_, size, id, rank, &config), "qcclCommInitRankConfig");
   worker_ = std::make_unique<OrderedWorker>();
@@ -280,14 +287,15 @@ c10::intrusive_ptr<c10d::Work> QcclBackend::alltoall_base(at::Tensor& output, at
                 });
 }
 
-c10::intrusive_ptr<c10d::Work> QcclBackend::allreduceKeyed(at::Tensor& tensor,
-                                                           const c10d::ReduceOp& op, uint64_t key) {
+c10::intrusive_ptr<c10d::Work> QcclBackend::allreduceWith(at::Tensor& tensor,
+                                                          const c10d::ReduceOp& op,
+                                                          const CallSettings& call) {
   const c10::Device device = checkTensors({tensor}, "allreduce");
   const qcclRedOp_t qop = qcclOpOf(op);
   return launch(c10d::OpType::ALLREDUCE, {tensor}, device,
-                [this, tensor, qop, key](cudaStream_t stream) mutable {
+                [this, tensor, qop, call](cudaStream_t stream) mutable {
                   at::Tensor c = contiguousView(tensor);
-                  const qcclCallConfig_t config = keyed(key);
+                  const qcclCallConfig_t config = callConfig(call);
                   check(qcclAllReduceEx(c.data_ptr(), c.data_ptr(), count(c), qcclTypeOf(c), qop,
                                         comm_, stream, &config),
                         "qcclAllReduceEx");
@@ -295,17 +303,16 @@ c10::intrusive_ptr<c10d::Work> QcclBackend::allreduceKeyed(at::Tensor& tensor,
                 });
 }
 
-c10::intrusive_ptr<c10d::Work> QcclBackend::reduceScatterKeyed(at::Tensor& output,
-                                                               at::Tensor& input,
-                                                               const c10d::ReduceOp& op,
-                                                               uint64_t key) {
+c10::intrusive_ptr<c10d::Work> QcclBackend::reduceScatterWith(at::Tensor& output, at::Tensor& input,
+                                                              const c10d::ReduceOp& op,
+                                                              const CallSettings& call) {
   const c10::Device device = checkTensors({output, input}, "reduce_scatter");
   checkWorldSized(input, output, "reduce_scatter: the input");
   const qcclRedOp_t qop = qcclOpOf(op);
   return launch(c10d::OpType::_REDUCE_SCATTER_BASE, {output}, device,
-                [this, output, input, qop, key](cudaStream_t stream) mutable {
+                [this, output, input, qop, call](cudaStream_t stream) mutable {
                   at::Tensor in = contiguousView(input), out = contiguousView(output);
-                  const qcclCallConfig_t config = keyed(key);
+                  const qcclCallConfig_t config = callConfig(call);
                   check(qcclReduceScatterEx(in.data_ptr(), out.data_ptr(), count(out),
                                             qcclTypeOf(out), qop, comm_, stream, &config),
                         "qcclReduceScatterEx");
@@ -313,15 +320,14 @@ c10::intrusive_ptr<c10d::Work> QcclBackend::reduceScatterKeyed(at::Tensor& outpu
                 });
 }
 
-c10::intrusive_ptr<c10d::Work> QcclBackend::allGatherKeyed(at::Tensor& output, at::Tensor& input,
-                                                           uint64_t key, bool exact) {
+c10::intrusive_ptr<c10d::Work> QcclBackend::allGatherWith(at::Tensor& output, at::Tensor& input,
+                                                          const CallSettings& call) {
   const c10::Device device = checkTensors({output, input}, "all_gather");
   checkWorldSized(output, input, "all_gather: the output");
   return launch(c10d::OpType::_ALLGATHER_BASE, {output}, device,
-                [this, output, input, key, exact](cudaStream_t stream) mutable {
+                [this, output, input, call](cudaStream_t stream) mutable {
                   at::Tensor in = contiguousView(input), out = contiguousView(output);
-                  qcclCallConfig_t config = keyed(key);
-                  if (exact) config.flags |= QCCL_CALL_EXACT;
+                  const qcclCallConfig_t config = callConfig(call);
                   check(qcclAllGatherEx(in.data_ptr(), out.data_ptr(), count(in), qcclTypeOf(in),
                                         comm_, stream, &config),
                         "qcclAllGatherEx");
@@ -342,6 +348,14 @@ std::vector<uint8_t> QcclBackend::efState() {
     check(qcclEfStateSave(comm_, state.data(), bytes), "qcclEfStateSave");
   });
   return state;
+}
+
+std::pair<uint64_t, uint64_t> QcclBackend::wireBytes() {
+  std::pair<uint64_t, uint64_t> bytes;
+  runInOrder([this, &bytes] {
+    check(qcclCommWireBytes(comm_, &bytes.first, &bytes.second), "qcclCommWireBytes");
+  });
+  return bytes;
 }
 
 void QcclBackend::loadEfState(const std::vector<uint8_t>& state) {

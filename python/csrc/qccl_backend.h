@@ -26,6 +26,18 @@ struct BackendOptions {
   std::optional<size_t> minBytes;
   std::optional<bool> errorFeedback;
   std::optional<std::string> efDtype;  // "fp32" or "bf16"
+  std::optional<float> efDecay;
+};
+
+// Per-call settings of the collectives qccl.torch calls directly (qcclCallConfig_t): what is unset
+// is the group's.
+struct CallSettings {
+  uint64_t key = 0;  // error-feedback key; 0: derived from the buffer's address
+  std::optional<std::string> codec;
+  std::optional<float> efDecay;
+  bool exact = false;         // QCCL_CALL_EXACT
+  bool errorFeedback = true;  // false: QCCL_CALL_NO_EF
+  bool anySize = false;       // QCCL_CALL_COMPRESS: compressed whatever the size
 };
 
 class QcclBackend : public c10d::Backend {
@@ -67,15 +79,19 @@ class QcclBackend : public c10d::Backend {
                                                const c10d::AllToAllOptions& opts) override;
   c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions& opts) override;
 
-  // The compressed collectives under an explicit error-feedback key (0: derived from the
-  // buffer's address), for the DDP hook and the FSDP2 comms (qccl/torch/ddp.py, fsdp.py).
-  c10::intrusive_ptr<c10d::Work> allreduceKeyed(at::Tensor& tensor, const c10d::ReduceOp& op,
-                                                uint64_t key);
-  c10::intrusive_ptr<c10d::Work> reduceScatterKeyed(at::Tensor& output, at::Tensor& input,
-                                                    const c10d::ReduceOp& op, uint64_t key);
-  // exact: sent uncompressed whatever the codec (FSDP2's parameters, by default).
-  c10::intrusive_ptr<c10d::Work> allGatherKeyed(at::Tensor& output, at::Tensor& input, uint64_t key,
-                                                bool exact);
+  // The compressed collectives with per-call settings (an explicit error-feedback key, codec,
+  // decay), for the DDP hook, the FSDP2 comms and the outer loops (qccl/torch/ddp.py, fsdp.py,
+  // diloco.py).
+  c10::intrusive_ptr<c10d::Work> allreduceWith(at::Tensor& tensor, const c10d::ReduceOp& op,
+                                               const CallSettings& call);
+  c10::intrusive_ptr<c10d::Work> reduceScatterWith(at::Tensor& output, at::Tensor& input,
+                                                   const c10d::ReduceOp& op,
+                                                   const CallSettings& call);
+  c10::intrusive_ptr<c10d::Work> allGatherWith(at::Tensor& output, at::Tensor& input,
+                                               const CallSettings& call);
+  // The bytes this rank's collectives have sent and received (qcclCommWireBytes), after the
+  // collectives queued before.
+  std::pair<uint64_t, uint64_t> wireBytes();
   // The communicator's error-feedback state (qcclEfStateSave), after the collectives queued
   // before; and loading one (qcclEfStateLoad).
   std::vector<uint8_t> efState();

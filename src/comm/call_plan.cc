@@ -57,8 +57,12 @@ CallOptions callOptions(const Settings& settings, const qcclCallConfig_t* config
   }
   qcclCallConfig_t c = QCCL_CALL_CONFIG_INITIALIZER;
   std::memcpy(&c, config, config->size);
-  if (c.flags & ~(QCCL_CALL_EXACT | QCCL_CALL_NO_EF | QCCL_CALL_KEEP_OWN_SHARD | QCCL_CALL_DELTA)) {
+  if (c.flags & ~(QCCL_CALL_EXACT | QCCL_CALL_NO_EF | QCCL_CALL_KEEP_OWN_SHARD | QCCL_CALL_DELTA |
+                  QCCL_CALL_COMPRESS)) {
     throwError(qcclInvalidArgument, "call config flags 0x%x has unknown bits", c.flags);
+  }
+  if ((c.flags & QCCL_CALL_EXACT) && (c.flags & QCCL_CALL_COMPRESS)) {
+    throwError(qcclInvalidArgument, "QCCL_CALL_EXACT and QCCL_CALL_COMPRESS exclude each other");
   }
   if (c.codec != nullptr) {
     try {
@@ -89,7 +93,10 @@ ExactReason exactReason(const Settings& settings, const CommShape& comm, const R
   if (call.kind != CollectiveKind::AllGather && call.op != qcclSum && call.op != qcclAvg) {
     return ExactReason::Op;
   }
-  if (!settings.minBytesAuto && bytes < settings.minBytes) return ExactReason::BelowMinBytes;
+  if (!settings.minBytesAuto && !(options.flags & QCCL_CALL_COMPRESS) &&
+      bytes < settings.minBytes) {
+    return ExactReason::BelowMinBytes;
+  }
   if (comm.nranks == 1 && !settings.compressOneRank) return ExactReason::SingleRank;
   return ExactReason::None;
 }
@@ -162,6 +169,7 @@ CallPlan planCall(const Settings& settings, const CommShape& comm, const Reducti
   plan.codec = options.codec;
   plan.bytes = call.count * sendFactor * recvFactor * coll::dataTypeSize(call.dtype);
   plan.exactReason = exactReason(settings, comm, call, options, plan.bytes);
+  plan.anySize = (options.flags & QCCL_CALL_COMPRESS) != 0;
   plan.gatherMode = gatherMode(call, options.flags, n);
   plan.algorithm = allreduceAlgorithm(settings, comm);
   if (plan.compressed() && call.kind == CollectiveKind::AllReduce) {
@@ -194,7 +202,7 @@ CallPlan planCall(const Settings& settings, const CommShape& comm, const Reducti
 }
 
 void applyAutoMinBytes(CallPlan& plan, size_t threshold) {
-  if (!plan.compressed() || plan.bytes >= threshold) return;
+  if (!plan.compressed() || plan.anySize || plan.bytes >= threshold) return;
   plan.exactReason = ExactReason::ModelPrefersExact;
   plan.errorFeedback = false;
 }

@@ -52,6 +52,7 @@ struct CommShape {
 struct CallPlan {
   ExactReason exactReason = ExactReason::None;
   bool compressed() const { return exactReason == ExactReason::None; }
+  bool anySize = false;    // QCCL_CALL_COMPRESS: the size does not decide
   codec::CodecSpec codec;  // the call's, or the communicator's
   size_t bytes = 0;        // the larger of the call's input and output
   bool errorFeedback = false;
@@ -79,7 +80,7 @@ coll::AllreduceAlgorithm allreduceAlgorithm(const Settings& settings, const Comm
 CallPlan planCall(const Settings& settings, const CommShape& comm, const ReductionCall& call);
 
 // QCCL_MIN_BYTES=auto: a compressed plan smaller than the cost model's threshold for its shape
-// (auto_min_bytes.h) goes exact.
+// (auto_min_bytes.h) goes exact, unless its call said QCCL_CALL_COMPRESS.
 void applyAutoMinBytes(CallPlan& plan, size_t threshold);
 
 }  // namespace qccl

@@ -51,7 +51,7 @@ void runReduction(qcclComm& comm, const ReductionCall& call) {
     if (call.count == 0) return;
     RouteDevice current(route);
     coll::Context context = makeContext(comm, route, plan.codec, call.stream);
-    if (plan.compressed() && comm.settings.minBytesAuto) {
+    if (plan.compressed() && !plan.anySize && comm.settings.minBytesAuto) {
       applyAutoMinBytes(plan, route.route == Route::Stream
                                   ? kStreamAutoMinBytes
                                   : comm.autoMinBytes.threshold(context, call.kind, call.dtype));

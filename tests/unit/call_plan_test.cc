@@ -92,6 +92,35 @@ TEST(CallPlan, AutoMinBytesLeavesTheSizeToTheModelsThreshold) {
   EXPECT_EQ(max.exactReason, ExactReason::Op);
 }
 
+TEST(CallPlan, CompressFlagLeavesTheSizeOut) {
+  qcclCallConfig_t force = QCCL_CALL_CONFIG_INITIALIZER;
+  force.flags = QCCL_CALL_COMPRESS;
+  // Below QCCL_MIN_BYTES (1024 bytes), and below the cost model's threshold: compressed.
+  EXPECT_TRUE(planCall(compressing(), kFourRanks,
+                       call(CollectiveKind::AllReduce, 16, qcclFloat32, qcclSum, &force))
+                  .compressed());
+  Settings s = compressing();
+  s.minBytesAuto = true;
+  CallPlan small =
+      planCall(s, kFourRanks, call(CollectiveKind::AllReduce, 16, qcclFloat32, qcclSum, &force));
+  applyAutoMinBytes(small, SIZE_MAX);
+  EXPECT_TRUE(small.compressed());
+  EXPECT_TRUE(small.errorFeedback);
+  // The other reasons still hold.
+  EXPECT_EQ(planCall(compressing(), kFourRanks,
+                     call(CollectiveKind::AllReduce, 16, qcclInt32, qcclSum, &force))
+                .exactReason,
+            ExactReason::Dtype);
+  EXPECT_EQ(planCall(compressing("none"), kFourRanks,
+                     call(CollectiveKind::AllReduce, 16, qcclFloat32, qcclSum, &force))
+                .exactReason,
+            ExactReason::CodecNone);
+  force.flags |= QCCL_CALL_EXACT;
+  EXPECT_EQ(errorOf(compressing(), kFourRanks,
+                    call(CollectiveKind::AllReduce, 16, qcclFloat32, qcclSum, &force)),
+            qcclInvalidArgument);
+}
+
 TEST(CallPlan, SizeCountsTheWholeBufferAndAllgatherIgnoresTheOp) {
   // 64 elements per rank: reduce-scatter reads 4 x 64, allgather writes 4 x 64.
   EXPECT_EQ(planCall(compressing(), kFourRanks, call(CollectiveKind::ReduceScatter, 64)).bytes,

@@ -16,10 +16,11 @@ import torch.distributed as dist
 
 from . import _C
 from .ddp import DdpHookState, ddp_comm_hook, register_ddp_hook
+from .diloco import DiLoCo
 from .ef_state import attach_ef_state, ef_state, ef_state_key, load_ef_state
 from .fsdp import CompressedAllGather, CompressedReduceScatter, compress_fsdp
 
-__all__ = ["Options", "DdpHookState", "ddp_comm_hook", "register_ddp_hook", "attach_ef_state",
+__all__ = ["Options", "DiLoCo", "DdpHookState", "ddp_comm_hook", "register_ddp_hook", "attach_ef_state",
            "ef_state", "ef_state_key", "load_ef_state", "CompressedAllGather", "CompressedReduceScatter",
            "compress_fsdp"]
 
@@ -34,6 +35,7 @@ class Options:
     min_bytes: Optional[int] = None  # smaller calls go exact; None: QCCL_MIN_BYTES (auto)
     error_feedback: Optional[bool] = None
     ef_dtype: Optional[str] = None  # residuals: "fp32" or "bf16"
+    ef_decay: Optional[float] = None  # residual decay in [0, 1] (docs/ERROR_FEEDBACK.md)
 
 
 def _create_backend(backend_options, pg_options):
@@ -42,7 +44,7 @@ def _create_backend(backend_options, pg_options):
                              backend_options.group_size, backend_options.timeout,
                              codec=o.codec, transport=o.transport, algorithm=o.algorithm,
                              min_bytes=o.min_bytes, error_feedback=o.error_feedback,
-                             ef_dtype=o.ef_dtype)
+                             ef_dtype=o.ef_dtype, ef_decay=o.ef_decay)
 
 
 dist.Backend.register_backend("qccl", _create_backend, extended_api=True, devices=["cpu", "cuda"])
