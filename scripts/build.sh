@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
-# Configures and builds qccl (Release) into ${QCCL_BUILD_DIR:-build}. Extra arguments go to cmake.
+# Configures and builds qccl (Release) into ${QCCL_BUILD_DIR:-build}: everything, or only the
+# targets named in $QCCL_BUILD_TARGETS. Extra arguments go to cmake.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${QCCL_BUILD_DIR:-build}
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DPython3_EXECUTABLE="$(command -v python3)" "$@"
-cmake --build "$build" -j "$(nproc)"
+python=()
+if command -v python3 > /dev/null; then python=(-DPython3_EXECUTABLE="$(command -v python3)"); fi
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release "${python[@]}" "$@"
+targets=()
+for t in ${QCCL_BUILD_TARGETS:-}; do targets+=(--target "$t"); done
+cmake --build "$build" -j "$(nproc)" "${targets[@]}"
