@@ -1,0 +1,173 @@
+"""One rank of a low-communication training run (perf/lowcomm_compare, test_lowcomm_training.py):
+the byte-level LM (byte_lm.py) on the standard library's sources (text_corpus.py), AdamW, 4 ranks
+by default, in one of three modes:
+
+  ddp     DistributedDataParallel, every step; over gloo, or qccl with its DDP hook (codec and
+          error feedback from QCCL_CODEC / QCCL_EF)
+  diloco  qccl.torch.DiLoCo around the same loop (--outer, --sync-every, --codec, --ef-decay,
+          --fragments, --overlap, --outer-lr)
+  local   the same steps with no communication at all: the compute floor
+
+Every rank writes OUT.rank<r>.json: its training loss per step, the wall time of every step, the
+bytes its qccl collectives sent in the budget's steps (qcclCommWireBytes; the bootstrap and the
+initial broadcast of the parameters left out) and, where the process has one, its eth0's
+transmitted bytes over the timed steps (perf/cluster's links). Rank 0 also records the validation
+loss of the model every --eval-every steps (the global parameters for diloco) and at the end.
+
+The learning rate warms up over 64 steps, then follows a cosine to 10 % at --budget steps and stays
+there; --steps may go past the budget (up to twice), and --target stops a run once its validation
+loss reaches it, after the budget.
+"""
+import argparse
+import json
+import math
+import os
+import time
+
+import torch
+import torch.distributed as dist
+from torch import nn
+
+from byte_lm import VOCAB, ByteLM
+from text_corpus import batch, validation_windows
+
+BATCH, SEQ, LR, WARMUP = 16, 64, 2e-3, 64
+
+
+def learning_rate(step, budget):
+    if step <= WARMUP:
+        return LR * step / WARMUP
+    progress = min(1.0, (step - WARMUP) / max(1, budget - WARMUP))
+    return LR * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress)))
+
+
+def link_tx_bytes():
+    try:
+        with open("/sys/class/net/eth0/statistics/tx_bytes") as f:
+            return int(f.read())
+    except OSError:
+        return None
+
+
+def qccl_wire_bytes():
+    """Bytes this rank's qccl collectives have sent so far (qcclCommWireBytes)."""
+    from qccl.torch import _C
+    from qccl.torch._keys import qccl_backend
+    return _C.wire_bytes(qccl_backend(None))[0]
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("mode", choices=["ddp", "diloco", "local"])
+    p.add_argument("out")
+    p.add_argument("--backend", default="qccl", choices=["gloo", "qccl"])
+    p.add_argument("--steps", type=int, default=1024)
+    p.add_argument("--budget", type=int, default=None, help="the schedule's length (--steps)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--eval-every", type=int, default=32, help="0: only at the end")
+    p.add_argument("--eval-windows", type=int, default=256)
+    p.add_argument("--target", type=float, default=None)
+    p.add_argument("--sync-every", type=int, default=16)
+    p.add_argument("--outer", default="nesterov")
+    p.add_argument("--outer-lr", type=float, default=None)
+    p.add_argument("--codec", default=None)
+    p.add_argument("--ef-decay", type=float, default=None)
+    p.add_argument("--fragments", type=int, default=1)
+    p.add_argument("--overlap", default="0", help="0, 1 (one round late) or a step count")
+    p.add_argument("--timed-from", type=int, default=2, help="link bytes counted from this step")
+    args = p.parse_args()
+    budget = args.budget or args.steps
+    torch.set_num_threads(1)
+    if args.backend == "qccl":
+        import qccl.torch
+    dist.init_process_group(args.backend)
+    rank = dist.get_rank()
+    torch.manual_seed(args.seed)
+    model = ByteLM()
+    opt = torch.optim.AdamW(model.parameters(), lr=LR, betas=(0.9, 0.95), weight_decay=0.1)
+    trained = model
+    outer = None
+    if args.mode == "ddp":
+        trained = nn.parallel.DistributedDataParallel(model, bucket_cap_mb=100)
+        if args.backend == "qccl":
+            qccl.torch.register_ddp_hook(trained)
+    elif args.mode == "diloco":
+        overlap = {"0": False, "1": True}.get(args.overlap, None)
+        outer = qccl.torch.DiLoCo(model, opt, args.sync_every, args.outer, outer_lr=args.outer_lr,
+                                  codec=args.codec, ef_decay=args.ef_decay,
+                                  fragments=args.fragments,
+                                  overlap=int(args.overlap) if overlap is None else overlap)
+    windows = validation_windows(args.eval_windows, SEQ) if rank == 0 else None
+
+    def validate():
+        if outer is None:
+            return model.validation_loss(windows)
+        replica = [q.detach().clone() for q in model.parameters()]
+        outer.load_global_into_model()
+        loss = model.validation_loss(windows)
+        with torch.no_grad():
+            for q, r in zip(model.parameters(), replica):
+                q.copy_(r)
+        return loss
+
+    wire_start = qccl_wire_bytes() if args.backend == "qccl" else None
+    wire_budget = None
+    losses, times, validation = {}, {}, {}
+    tx_start = tx_end = None
+    step = 0
+    while step < args.steps:
+        step += 1
+        if step == args.timed_from:
+            tx_start = link_tx_bytes()
+        started = time.perf_counter()
+        for group in opt.param_groups:
+            group["lr"] = learning_rate(step, budget)
+        inputs, targets = batch(step, rank, BATCH, SEQ, args.seed)
+        opt.zero_grad()
+        if args.mode == "ddp":
+            loss = nn.functional.cross_entropy(trained(inputs).reshape(-1, VOCAB),
+                                               targets.reshape(-1))
+        else:
+            loss = model.loss(inputs, targets)
+        loss.backward()
+        nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        times[step] = time.perf_counter() - started
+        losses[step] = loss.item()
+        if step == budget and wire_start is not None:  # the budget's traffic, its last sync in
+            wire_budget = qccl_wire_bytes() - wire_start
+        if step == args.steps:
+            tx_end = link_tx_bytes()
+        if not math.isfinite(losses[step]):
+            raise SystemExit(f"rank {rank} step {step}: loss {losses[step]}")
+        last = step == args.steps
+        if rank == 0 and (last or (args.eval_every and step % args.eval_every == 0)):
+            if last and outer is not None:
+                outer.finish()
+            validation[step] = validate()
+        reached = args.target is not None and rank == 0 and step in validation and \
+            validation[step] <= args.target and step >= budget
+        if args.target is not None and step >= budget and step % args.eval_every == 0:
+            # Every rank learns whether rank 0 reached the target (a tensor of one flag).
+            flag = torch.tensor([1 if reached else 0], dtype=torch.int32)
+            dist.broadcast(flag, src=0)
+            if flag.item():
+                break
+    if outer is not None:
+        outer.finish()
+        if rank == 0 and step not in validation:
+            validation[step] = validate()
+    result = {"losses": losses, "times": times, "validation": validation, "steps": step,
+              "budget": budget,
+              "link_tx_bytes": None if tx_start is None or tx_end is None else tx_end - tx_start,
+              "timed_steps": step - args.timed_from + 1}
+    if wire_budget is not None:
+        result["wire_sent_budget"] = int(wire_budget)
+    with open(f"{args.out}.rank{rank}.json", "w") as f:
+        json.dump(result, f)
+    dist.barrier()  # no rank tears its group down while another still uses it
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
