@@ -72,13 +72,12 @@ qccl_resolve(QCCL_WITH_MPI ${_mpi_found} "${_mpi_reason}")
 # PyTorch: the Python interpreter's torch, its headers and libraries (as torch.utils.cpp_extension
 # finds them; torch's own CMake package is not used: it asks for a CUDA toolkit matching torch's).
 set(_torch_found FALSE)
-set(_torch_reason "python3 -c 'import torch' (pip install torch) and Python's headers")
+set(_torch_reason "torch importable by the build's python3 (pip install torch into the environment that builds or installs qccl) and Python's headers")
 if(NOT QCCL_WITH_TORCH STREQUAL "OFF")
   find_package(Python3 COMPONENTS Interpreter Development.Module)
   if(Python3_Interpreter_FOUND AND Python3_Development.Module_FOUND)
     execute_process(
-      COMMAND ${Python3_EXECUTABLE} -c
-        "import os, torch; from torch.utils import cpp_extension as c; print(';'.join(c.include_paths())); print(os.path.join(os.path.dirname(torch.__file__), 'lib')); print(torch.__version__); print(int(torch.compiled_with_cxx11_abi()))"
+      COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/torch_paths.py
       OUTPUT_VARIABLE _torch_out ERROR_QUIET RESULT_VARIABLE _torch_rc OUTPUT_STRIP_TRAILING_WHITESPACE)
     if(_torch_rc EQUAL 0)
       string(REPLACE "\n" ";" _torch_lines "${_torch_out}")

@@ -12,9 +12,21 @@ group's store carries the bootstrap, so torchrun and init_process_group need not
 from dataclasses import dataclass
 from typing import Optional
 
+import torch
 import torch.distributed as dist
 
-from . import _C
+from ._build import TORCH_VERSION as _BUILT_AGAINST
+
+if torch.__version__.split("+")[0] != _BUILT_AGAINST.split("+")[0]:
+    raise ImportError(f"qccl.torch was built against torch {_BUILT_AGAINST}, and this is torch "
+                      f"{torch.__version__}: install qccl again (pip install ./python) with this torch")
+try:
+    from . import _C
+except ImportError as e:
+    raise ImportError(
+        f"qccl.torch: its extension does not load: {e}. libqccl needs UCX (Debian: apt-get install "
+        f"libucx0) and Open MPI's library (libopenmpi3) where it was built with them "
+        f"(docs/INTEGRATION.md, \"Installing the package\")") from e
 from .ddp import DdpHookState, ddp_comm_hook, register_ddp_hook
 from .diloco import DiLoCo
 from .ef_state import attach_ef_state, ef_state, ef_state_key, load_ef_state
