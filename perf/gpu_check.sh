@@ -4,8 +4,8 @@
 # against the host path; NCCL at one rank, a compressed call captured into a CUDA graph; the
 # asynchronous error), times the device codecs against the device's copy bandwidth, checks the
 # LD_PRELOAD interposer (NCCL's API timed without and with it; PyTorch DDP and FSDP2 at world
-# size 1 without and with it, where PyTorch is installed), runs the qccl torch backend on CUDA
-# tensors, and ends with one table. Logs and the codec table go to $OUT (the device tool's output folder) or the
+# size 1 without and with it, where PyTorch is installed), runs the qccl torch backend and its
+# outer loops on CUDA tensors, and ends with one table. Logs and the codec table go to $OUT (the device tool's output folder) or the
 # build folder. About 7 minutes on one H200 with 16 cores (not yet run: no session has had one).
 #
 # Where GoogleTest is not installed, it builds the sources in .gtest/ (ignored by git); from a
@@ -87,6 +87,11 @@ if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1
     rc=$?
     [ "$rc" -ne 0 ] && status=1
     rows+=("| qccl torch backend, CUDA tensors vs gloo (torch_backend_cuda.log) | $(tail -n 1 "$out/torch_backend_cuda.log") | $(( $(date +%s) - t0 )) s |")
+    # The outer loops (qccl.torch.DiLoCo) on CUDA replicas: ranks agree, resume exactly.
+    t0=$(date +%s)
+    QCCL_TEST_DEVICE=cuda PYTHONPATH="$build/python" python3 -m pytest -q -p no:cacheprovider \
+      tests/torch/test_diloco.py > "$out/diloco_cuda.log" 2>&1 || status=1
+    rows+=("| DiLoCo / SparseLoCo on CUDA tensors (diloco_cuda.log) | $(tail -n 1 "$out/diloco_cuda.log") | $(( $(date +%s) - t0 )) s |")
   else
     rows+=("| qccl torch backend | not built (build.log: torch not found by CMake?) | |")
   fi

@@ -32,6 +32,8 @@ from byte_lm import VOCAB, ByteLM
 from text_corpus import batch, validation_windows
 
 BATCH, SEQ, LR, WARMUP = 16, 64, 2e-3, 64
+# --model: the measurements' LM, and a small one for the CI test (test_lowcomm_training.py).
+MODELS = {"1.26M": dict(dim=128, layers=6, heads=4), "0.14M": dict(dim=64, layers=2, heads=4)}
 
 
 def learning_rate(step, budget):
@@ -75,6 +77,8 @@ def main():
     p.add_argument("--fragments", type=int, default=1)
     p.add_argument("--overlap", default="0", help="0, 1 (one round late) or a step count")
     p.add_argument("--timed-from", type=int, default=2, help="link bytes counted from this step")
+    p.add_argument("--model", default="1.26M", choices=list(MODELS))
+    p.add_argument("--batch", type=int, default=BATCH)
     args = p.parse_args()
     budget = args.budget or args.steps
     torch.set_num_threads(1)
@@ -83,7 +87,7 @@ def main():
     dist.init_process_group(args.backend)
     rank = dist.get_rank()
     torch.manual_seed(args.seed)
-    model = ByteLM()
+    model = ByteLM(**MODELS[args.model], context=SEQ)
     opt = torch.optim.AdamW(model.parameters(), lr=LR, betas=(0.9, 0.95), weight_decay=0.1)
     trained = model
     outer = None
@@ -122,7 +126,7 @@ def main():
         started = time.perf_counter()
         for group in opt.param_groups:
             group["lr"] = learning_rate(step, budget)
-        inputs, targets = batch(step, rank, BATCH, SEQ, args.seed)
+        inputs, targets = batch(step, rank, args.batch, SEQ, args.seed)
         opt.zero_grad()
         if args.mode == "ddp":
             loss = nn.functional.cross_entropy(trained(inputs).reshape(-1, VOCAB),

@@ -8,6 +8,10 @@ loops"), on 2 and 3 ranks of a tiny byte-level LM (diloco_worker.py):
 - a run resumed from a checkpoint mid-training, with an allreduce in flight, ends with the same
   θ and losses as the run that went through;
 - a rank whose θ was changed is reported on every rank at the next update.
+
+With QCCL_TEST_DEVICE=cuda (perf/gpu_check.sh) the replicas are CUDA tensors: the ranks must still
+agree bit for bit and resume exactly; the CPU replay is not compared (a GPU's kernels train with
+other roundings).
 """
 import os
 import sys
@@ -22,6 +26,7 @@ sys.path.insert(0, os.path.join(here, "..", "python"))
 from qccl_ctypes import QcclCodec  # noqa: E402
 
 WORKER = os.path.join(here, "diloco_worker.py")
+DEVICE = os.environ.get("QCCL_TEST_DEVICE", "cpu")
 
 
 def codec_library():
@@ -39,7 +44,8 @@ def codec_library():
 def run(tmp_path, name, ranks, steps, *options):
     out = str(tmp_path / name)
     env = {k: v for k, v in os.environ.items() if not k.startswith("QCCL_")}
-    results = run_ranks(WORKER, ranks, [out, steps, *options], env=env, timeout=600)
+    results = run_ranks(WORKER, ranks, [out, steps, *options, "--device", DEVICE], env=env,
+                        timeout=600)
     for rank, (code, output) in enumerate(results):
         assert code == 0, f"{name} rank {rank}:\n{output[-3000:]}"
     return [torch.load(f"{out}.rank{r}.pt", weights_only=False) for r in range(ranks)]
@@ -167,6 +173,8 @@ def test_outer_rule_matches_replay(tmp_path, case):
         for step, theta in result["theta"].items():
             assert torch.equal(theta.view(torch.int32), results[0]["theta"][step].view(
                 torch.int32)), f"rank {r} differs from rank 0 after step {step}"
+    if DEVICE != "cpu":
+        return
     thetas, final = Replay(ranks, **replay_options).train(steps)
     assert not torch.equal(thetas[1], thetas[steps]), "θ never moved"
     for step in range(1, steps + 1):
