@@ -33,6 +33,11 @@ void allgather(Context& context, const void* send, void* recv, size_t sendCount,
 void broadcast(Context& context, const void* send, void* recv, size_t count, qcclDataType_t dtype,
                int root);
 void alltoall(Context& context, const void* send, void* recv, size_t count, qcclDataType_t dtype);
+// NCCL's ncclGather and ncclScatter: count elements per rank, exact.
+void gatherToRoot(Context& context, const void* send, void* recv, size_t count,
+                  qcclDataType_t dtype, int root);
+void scatterFromRoot(Context& context, const void* send, void* recv, size_t count,
+                     qcclDataType_t dtype, int root);
 void barrier(Context& context);
 
 // Throws Error(qcclInvalidUsage) with the recorded disagreement, if any.

@@ -41,6 +41,10 @@ struct Group {
   int size() const { return int(ranks.size()); }
 };
 
+// The low byte of a message's tag is the step of its call; this one no collective uses:
+// point-to-point messages travel under it (src/comm/point_to_point.h).
+constexpr uint32_t kPointToPointStep = 0xFF;
+
 struct Context {
   transport::Transport* transport = nullptr;  // tagged schedules
   StreamExchange* exchange = nullptr;         // stream schedules (stream_schedule.h)
@@ -59,7 +63,7 @@ struct Context {
   size_t segmentElements = 0;      // pipelining granularity (pipeline.h); 0: none
   std::string usageError;          // first disagreement found; the call goes on to tell the peers
 
-  uint32_t nextTag() { return uint32_t(sequence << 8) | (nextStep++ & 0xFF); }
+  uint32_t nextTag() { return uint32_t(sequence << 8) | (nextStep++ % kPointToPointStep); }
   int globalRank() const { return group.ranks[size_t(group.me)]; }
   void recordUsageError(const std::string& message) {
     if (usageError.empty()) usageError = message;

@@ -27,7 +27,10 @@ enum class MessageKind : uint8_t {
   ExactReduceScatterCall = 17,  // ... of the pipelined exact reduce-scatter
   ExactAllgatherCall = 18,      // ... of the pipelined exact allgather
   ExactPartial = 19,            // exact allreduce by recursive doubling: a block's partial result
-  ExactHalf = 20,  // ... by recursive halving: the half of a partial result the partner keeps
+  ExactHalf = 20,     // ... by recursive halving: the half of a partial result the partner keeps
+  PointToPoint = 21,  // qcclSend / qcclRecv
+  GatherBlock = 22,   // qcclGather: a rank's block to the root
+  ScatterBlock = 23,  // qcclScatter: the root's block p to rank p
 };
 
 }  // namespace qccl::coll

@@ -34,6 +34,8 @@ enum class Slot : uint8_t {
   AlltoallIn,
   AlltoallOut,
   BroadcastMessage,
+  RootedIn,   // gather and scatter: the blocks that arrive
+  RootedOut,  // ... and that leave
   HierIn,
   HierOut,
   HierValues,

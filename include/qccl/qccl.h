@@ -194,12 +194,49 @@ qcclResult_t qcclAllGatherEx(const void* sendbuff, void* recvbuff, size_t sendco
                              qcclDataType_t datatype, qcclComm_t comm, cudaStream_t stream,
                              const qcclCallConfig_t* config);
 
-/* Exact (uncompressed) collectives. */
+/* NCCL's ncclReduce: the allreduce of the call (compressed as qcclAllReduce would be), written
+ * into recvbuff at the root only. Host buffers (docs/API.md). */
+qcclResult_t qcclReduce(const void* sendbuff, void* recvbuff, size_t count, qcclDataType_t datatype,
+                        qcclRedOp_t op, int root, qcclComm_t comm, cudaStream_t stream);
+qcclResult_t qcclReduceEx(const void* sendbuff, void* recvbuff, size_t count,
+                          qcclDataType_t datatype, qcclRedOp_t op, int root, qcclComm_t comm,
+                          cudaStream_t stream, const qcclCallConfig_t* config);
+
+/* Exact (uncompressed) collectives. qcclGather and qcclScatter (NCCL's): count elements per rank;
+ * the root's recvbuff (gather) or sendbuff (scatter) holds nranks blocks. */
+qcclResult_t qcclGather(const void* sendbuff, void* recvbuff, size_t count, qcclDataType_t datatype,
+                        int root, qcclComm_t comm, cudaStream_t stream);
+qcclResult_t qcclScatter(const void* sendbuff, void* recvbuff, size_t count,
+                         qcclDataType_t datatype, int root, qcclComm_t comm, cudaStream_t stream);
 qcclResult_t qcclBroadcast(const void* sendbuff, void* recvbuff, size_t count,
                            qcclDataType_t datatype, int root, qcclComm_t comm, cudaStream_t stream);
 qcclResult_t qcclAlltoAll(const void* sendbuff, void* recvbuff, size_t count,
                           qcclDataType_t datatype, qcclComm_t comm, cudaStream_t stream);
 qcclResult_t qcclBarrier(qcclComm_t comm, cudaStream_t stream);
+
+/* Point-to-point, NCCL's: host buffers over the host transport. Alone, each call returns when its
+ * message is complete; between qcclGroupStart and qcclGroupEnd they are posted together at
+ * qcclGroupEnd, which returns when all are complete (two ranks may send to each other in one
+ * group). Collectives inside a group run when called. Messages between two ranks match in order. */
+qcclResult_t qcclSend(const void* sendbuff, size_t count, qcclDataType_t datatype, int peer,
+                      qcclComm_t comm, cudaStream_t stream);
+qcclResult_t qcclRecv(void* recvbuff, size_t count, qcclDataType_t datatype, int peer,
+                      qcclComm_t comm, cudaStream_t stream);
+qcclResult_t qcclGroupStart(void);
+qcclResult_t qcclGroupEnd(void);
+
+/* qccl extension: non-blocking point-to-point with a tag (0 .. 2^24 - 1; qcclSend and qcclRecv use
+ * 0), matched in order per (peer, tag) as MPI's and gloo's are. sendbuff is copied at once;
+ * recvbuff is written when the request completes. qcclTest sets *done and, once done or failed,
+ * frees the request; qcclWait waits for it, at most QCCL_TIMEOUT. A receive that meets another
+ * dtype or count fails with qcclInvalidUsage, its buffer untouched. */
+typedef struct qcclRequest* qcclRequest_t;
+qcclResult_t qcclIsend(const void* sendbuff, size_t count, qcclDataType_t datatype, int peer,
+                       unsigned int tag, qcclComm_t comm, qcclRequest_t* request);
+qcclResult_t qcclIrecv(void* recvbuff, size_t count, qcclDataType_t datatype, int peer,
+                       unsigned int tag, qcclComm_t comm, qcclRequest_t* request);
+qcclResult_t qcclTest(qcclRequest_t request, int* done);
+qcclResult_t qcclWait(qcclRequest_t request);
 
 /* Error-feedback state, per key (0 = all keys). Save/load carry it through a checkpoint. */
 qcclResult_t qcclEfReset(qcclComm_t comm, uint64_t key);

@@ -1,39 +1,19 @@
 #include "src/comm/collective_calls.h"
 
+#include <vector>
+
 #include "collectives/collectives.h"
 #include "collectives/reduction.h"
 #include "collectives/stream_schedule.h"
+#include "src/comm/call_guard.h"
 #include "src/comm/call_route.h"
 #include "src/common/error.h"
 #include "src/common/log.h"
+#include "src/device/memory_kind.h"
 
 namespace qccl {
 
 namespace {
-
-// Runs body under the communicator's call lock; a timeout or a lost peer leaves the
-// communicator failed (its message streams are out of step), and so does a failed NCCL or CUDA.
-template <class Body>
-void guarded(qcclComm& comm, Body&& body) {
-  std::lock_guard<std::mutex> lock(comm.callMutex);
-  usableComm(&comm);
-  try {
-    body();
-  } catch (const Error& e) {
-    const qcclResult_t code = e.code();
-    if (code == qcclTimeout || code == qcclRemoteError || code == qcclSystemError ||
-        code == qcclUnhandledCudaError) {
-      comm.failure = e.what();
-      comm.failureCode = code;
-      comm.state.store(qcclComm::State::Failed);
-      QCCL_WARN("rank %d: %s", comm.rank, e.what());
-      if (comm.transport && (code == qcclTimeout || code == qcclRemoteError)) {
-        comm.transport->peerLost();
-      }
-    }
-    throw;
-  }
-}
 
 // The device the route's buffers are on is current for the call.
 struct RouteDevice {
@@ -136,6 +116,66 @@ void runAlltoall(qcclComm& comm, const void* send, void* recv, size_t count, qcc
     if (route.route == Route::Staged) return runStaged(comm, send, bytes, recv, bytes, onHost);
     coll::alltoallStream(context, send, recv, count, dtype);
   });
+}
+
+namespace {
+
+using RootedBody = void (*)(coll::Context&, const void*, void*, size_t, qcclDataType_t, int);
+
+// Gather and scatter: the root's buffer holds nranks blocks, every other rank's one.
+void runRooted(qcclComm& comm, const char* name, RootedBody body, const void* send, void* recv,
+               size_t count, qcclDataType_t dtype, int root, cudaStream_t stream, bool gather) {
+  if (root < 0 || root >= comm.nranks) {
+    throwError(qcclInvalidArgument, "root %d is out of range for %d ranks", root, comm.nranks);
+  }
+  const size_t n = size_t(comm.nranks), atRoot = comm.rank == root ? n : 1;
+  checkBuffers(send, recv, count, dtype, gather ? 1 : atRoot, gather ? atRoot : 1);
+  guarded(comm, [&] {
+    const CallRoute route = routeCall(comm, send, recv, stream);
+    if (count == 0) return;
+    if (route.route == Route::Stream) {
+      throwError(qcclInvalidUsage,
+                 "%s runs over host transports (ucx, mpi, local); not on NCCL "
+                 "streams",
+                 name);
+    }
+    RouteDevice current(route);
+    coll::Context context = makeContext(comm, route, codec::CodecSpec{}, stream);
+    const size_t bytes = count * coll::dataTypeSize(dtype);
+    auto onHost = [&](const void* s, void* r) { body(context, s, r, count, dtype, root); };
+    if (route.route == Route::Tagged) return onHost(send, recv);
+    runStaged(comm, send, bytes * (gather ? 1 : atRoot), recv, bytes * (gather ? atRoot : 1),
+              onHost);
+  });
+}
+
+}  // namespace
+
+void runGather(qcclComm& comm, const void* send, void* recv, size_t count, qcclDataType_t dtype,
+               int root, cudaStream_t stream) {
+  runRooted(comm, "qcclGather", coll::gatherToRoot, send, recv, count, dtype, root, stream, true);
+}
+
+void runScatter(qcclComm& comm, const void* send, void* recv, size_t count, qcclDataType_t dtype,
+                int root, cudaStream_t stream) {
+  runRooted(comm, "qcclScatter", coll::scatterFromRoot, send, recv, count, dtype, root, stream,
+            false);
+}
+
+void runReduce(qcclComm& comm, const ReductionCall& call, int root) {
+  if (root < 0 || root >= comm.nranks) {
+    throwError(qcclInvalidArgument, "root %d is out of range for %d ranks", root, comm.nranks);
+  }
+  if (call.stream != nullptr || device::placementOf(call.send).kind != coll::MemoryKind::Host ||
+      device::placementOf(call.recv).kind != coll::MemoryKind::Host) {
+    throwError(qcclInvalidUsage, "qcclReduce takes host buffers and a NULL stream");
+  }
+  if (comm.rank == root) return runReduction(comm, call);
+  // Elsewhere recvbuff is not written (NCCL's rule): the allreduce goes to a scratch vector.
+  std::vector<uint8_t> scratch(call.count * coll::dataTypeSize(call.dtype));
+  ReductionCall elsewhere = call;
+  elsewhere.recv = call.count ? scratch.data() : nullptr;
+  runReduction(comm, elsewhere);
 }
 
 void runBarrier(qcclComm& comm, cudaStream_t stream) {

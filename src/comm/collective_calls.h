@@ -13,6 +13,13 @@ void runBroadcast(qcclComm& comm, const void* send, void* recv, size_t count, qc
 void runAlltoall(qcclComm& comm, const void* send, void* recv, size_t count, qcclDataType_t dtype,
                  cudaStream_t stream);
 void runBarrier(qcclComm& comm, cudaStream_t stream);
+void runGather(qcclComm& comm, const void* send, void* recv, size_t count, qcclDataType_t dtype,
+               int root, cudaStream_t stream);
+void runScatter(qcclComm& comm, const void* send, void* recv, size_t count, qcclDataType_t dtype,
+                int root, cudaStream_t stream);
+// qcclReduce: the allreduce of `call` (its codec, key and flags), written at the root only; host
+// buffers.
+void runReduce(qcclComm& comm, const ReductionCall& call, int root);
 // qcclCommPredict: measures first if the communicator has not yet (a collective step).
 qcclPrediction_t predictCall(qcclComm& comm, CollectiveKind kind, size_t count,
                              qcclDataType_t dtype, const codec::CodecSpec& codec);

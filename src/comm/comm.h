@@ -12,6 +12,7 @@
 #include "collectives/context.h"
 #include "qccl/qccl.h"
 #include "src/comm/auto_min_bytes.h"
+#include "src/comm/point_to_point.h"
 #include "src/comm/settings.h"
 #include "src/device/device_executor.h"
 #include "src/ef/ef_store.h"
@@ -45,6 +46,7 @@ struct qcclComm {
   // Destroyed before the executor whose memory they may hold:
   std::unique_ptr<qccl::ef::EfStore> ef;
   qccl::coll::WireCounters wire;
+  qccl::PointToPoint p2p;           // point-to-point messages in flight
   qccl::coll::Workspace workspace;  // the collectives' buffers, kept between calls
   std::unique_ptr<qccl::coll::Workspace> deviceWorkspace;
   std::unique_ptr<qccl::coll::Workspace> staging;  // pinned: device buffers over host transports

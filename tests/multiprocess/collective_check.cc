@@ -346,7 +346,80 @@ void soak(const std::vector<std::string>& codecs, double seconds) {
 }
 
 // The fixed matrix: every codec, dtype, op, placement; exact paths; large vectors; RS/AG; EF.
+// Point-to-point over the real transport: a ring in one group at two sizes (eager and
+// rendezvous), then two tagged messages received in the other order; MPI's tag bound (as low as
+// 2^15 under some MPIs) must not mix them up.
+void checkPointToPoint() {
+  const int right = (rank + 1) % nranks, left = (rank + nranks - 1) % nranks;
+  for (size_t count : {size_t(100), size_t(1) << 20}) {
+    ++checks;
+    std::vector<float> out(count), in(count, -1.0f);
+    for (size_t i = 0; i < count; ++i) out[i] = float(rank * 1000 + int(i % 1000));
+    qcclGroupStart();
+    qcclSend(out.data(), count, qcclFloat32, right, comm, nullptr);
+    qcclRecv(in.data(), count, qcclFloat32, left, comm, nullptr);
+    if (qcclGroupEnd() != qcclSuccess) {
+      fail(std::string("ring in a group: ") + qcclGetLastError(nullptr));
+      continue;
+    }
+    for (size_t i = 0; i < count; ++i) {
+      if (in[i] != float(left * 1000 + int(i % 1000))) {
+        fail("ring: element " + std::to_string(i) + " from rank " + std::to_string(left));
+        break;
+      }
+    }
+  }
+  ++checks;
+  const std::vector<int32_t> a(5000, rank), b(5000, rank + 100);
+  std::vector<int32_t> gotB(5000), gotA(5000);
+  qcclRequest_t sa, sb, rb, ra;
+  if (qcclIsend(a.data(), a.size(), qcclInt32, right, 3, comm, &sa) != qcclSuccess ||
+      qcclIsend(b.data(), b.size(), qcclInt32, right, 40000, comm, &sb) != qcclSuccess ||
+      qcclIrecv(gotB.data(), gotB.size(), qcclInt32, left, 40000, comm, &rb) != qcclSuccess ||
+      qcclIrecv(gotA.data(), gotA.size(), qcclInt32, left, 3, comm, &ra) != qcclSuccess ||
+      qcclWait(rb) != qcclSuccess || qcclWait(ra) != qcclSuccess || qcclWait(sa) != qcclSuccess ||
+      qcclWait(sb) != qcclSuccess) {
+    fail(std::string("tagged messages: ") + qcclGetLastError(nullptr));
+  } else if (gotA != std::vector<int32_t>(5000, left) ||
+             gotB != std::vector<int32_t>(5000, left + 100)) {
+    fail("tagged messages matched the wrong tag");
+  }
+}
+
+// Gather, scatter and reduce at the first and the last rank.
+void checkRooted() {
+  const size_t count = 100003;
+  for (int root : {0, nranks - 1}) {
+    ++checks;
+    std::vector<int32_t> mine(count), all(count * size_t(nranks), -1), back(count, -1);
+    for (size_t i = 0; i < count; ++i) mine[i] = int32_t(rank * 7 + int(i % 1009));
+    if (qcclGather(mine.data(), all.data(), count, qcclInt32, root, comm, nullptr) != qcclSuccess ||
+        qcclScatter(all.data(), back.data(), count, qcclInt32, root, comm, nullptr) !=
+            qcclSuccess) {
+      fail(std::string("gather/scatter: ") + qcclGetLastError(nullptr));
+      continue;
+    }
+    if (back != mine) fail("scatter of the gathered blocks, root " + std::to_string(root));
+    std::vector<int32_t> sum(count, -1);
+    if (qcclReduce(mine.data(), sum.data(), count, qcclInt32, qcclSum, root, comm, nullptr) !=
+        qcclSuccess) {
+      fail(std::string("reduce: ") + qcclGetLastError(nullptr));
+      continue;
+    }
+    for (size_t i = 0; i < count; ++i) {
+      const int32_t want =
+          rank == root ? int32_t(7 * nranks * (nranks - 1) / 2 + nranks * int(i % 1009)) : -1;
+      if (sum[i] != want) {
+        fail("reduce element " + std::to_string(i) + ", root " + std::to_string(root));
+        break;
+      }
+    }
+  }
+}
+
 void runMatrix(const std::vector<std::string>& codecs, bool quick) {
+  checkPointToPoint();
+  checkRooted();
   // Every codec, every float dtype, Sum and Avg, both placements, small and awkward counts.
   for (const std::string& codec : codecs) {
     for (qcclDataType_t dtype : {qcclFloat32, qcclBfloat16, qcclFloat16}) {
