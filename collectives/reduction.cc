@@ -26,6 +26,9 @@ A combine(qcclRedOp_t op, A a, A b) {
       case qcclProd: return A(U(a) * U(b));
       case qcclMax: return a > b ? a : b;
       case qcclMin: return a < b ? a : b;
+      case qcclBitwiseAnd: return A(U(a) & U(b));
+      case qcclBitwiseOr: return A(U(a) | U(b));
+      case qcclBitwiseXor: return A(U(a) ^ U(b));
       default: return A(U(a) + U(b));
     }
   }
@@ -57,6 +60,12 @@ struct Minifloat {
     return T(encodeRne<F>(float(v)));
   }
 };
+
+// acc[i] = acc[i] op in[i] for every element: a typed loop per op.
+template <qcclRedOp_t kOp, class A, class S>
+void addEach(A* acc, const typename S::Storage* in, size_t count) {
+  for (size_t i = 0; i < count; ++i) acc[i] = combine<A>(kOp, acc[i], S::template load<A>(in[i]));
+}
 
 // Calls fn(Plain<T>{} or Minifloat<F, T>{}) for dtype: the switch happens once per call, not per
 // element, so the loops inside fn are plain typed loops.
@@ -143,21 +152,13 @@ void Accumulator::add(const void* contribution) {
         return;
       }
       switch (op_) {  // one loop per op, so each vectorises
-        case qcclProd:
-          for (size_t i = 0; i < count_; ++i)
-            acc[i] = combine<A>(qcclProd, acc[i], S::template load<A>(in[i]));
-          break;
-        case qcclMax:
-          for (size_t i = 0; i < count_; ++i)
-            acc[i] = combine<A>(qcclMax, acc[i], S::template load<A>(in[i]));
-          break;
-        case qcclMin:
-          for (size_t i = 0; i < count_; ++i)
-            acc[i] = combine<A>(qcclMin, acc[i], S::template load<A>(in[i]));
-          break;
-        default:
-          for (size_t i = 0; i < count_; ++i)
-            acc[i] = combine<A>(qcclSum, acc[i], S::template load<A>(in[i]));
+        case qcclProd: return addEach<qcclProd, A, S>(acc, in, count_);
+        case qcclMax: return addEach<qcclMax, A, S>(acc, in, count_);
+        case qcclMin: return addEach<qcclMin, A, S>(acc, in, count_);
+        case qcclBitwiseAnd: return addEach<qcclBitwiseAnd, A, S>(acc, in, count_);
+        case qcclBitwiseOr: return addEach<qcclBitwiseOr, A, S>(acc, in, count_);
+        case qcclBitwiseXor: return addEach<qcclBitwiseXor, A, S>(acc, in, count_);
+        default: return addEach<qcclSum, A, S>(acc, in, count_);
       }
     });
   });

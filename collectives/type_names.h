@@ -32,6 +32,9 @@ inline const char* redOpName(qcclRedOp_t op) {
     case qcclMax: return "max";
     case qcclMin: return "min";
     case qcclAvg: return "avg";
+    case qcclBitwiseAnd: return "band";
+    case qcclBitwiseOr: return "bor";
+    case qcclBitwiseXor: return "bxor";
     default: return "op?";
   }
 }

@@ -76,7 +76,11 @@ typedef enum QCCL_ENUM_INT {
   qcclMax = 2,
   qcclMin = 3,
   qcclAvg = 4,
-  qcclNumOps = 5
+  qcclNumOps = 5,
+  /* qccl extensions (gloo's BAND, BOR, BXOR): integer dtypes only, always exact, host transports */
+  qcclBitwiseAnd = 16,
+  qcclBitwiseOr = 17,
+  qcclBitwiseXor = 18
 } qcclRedOp_t;
 
 /* Opaque bootstrap handle: the root's address and a 128-bit secret (docs/API.md). */
@@ -228,7 +232,8 @@ qcclResult_t qcclGroupEnd(void);
 /* qccl extension: non-blocking point-to-point with a tag (0 .. 2^24 - 1; qcclSend and qcclRecv use
  * 0), matched in order per (peer, tag) as MPI's and gloo's are. sendbuff is copied at once;
  * recvbuff is written when the request completes. qcclTest sets *done and, once done or failed,
- * frees the request; qcclWait waits for it, at most QCCL_TIMEOUT. A receive that meets another
+ * frees the request; qcclWait waits for it, at most QCCL_TIMEOUT (then the communicator has
+ * failed). A receive that meets another
  * dtype or count fails with qcclInvalidUsage, its buffer untouched. */
 typedef struct qcclRequest* qcclRequest_t;
 qcclResult_t qcclIsend(const void* sendbuff, size_t count, qcclDataType_t datatype, int peer,
@@ -237,6 +242,9 @@ qcclResult_t qcclIrecv(void* recvbuff, size_t count, qcclDataType_t datatype, in
                        unsigned int tag, qcclComm_t comm, qcclRequest_t* request);
 qcclResult_t qcclTest(qcclRequest_t request, int* done);
 qcclResult_t qcclWait(qcclRequest_t request);
+/* Abandons a pending request and frees it. As with MPI_Cancel, a message already on its way may
+ * still arrive: it is then matched by the next receive from that peer under that tag. */
+qcclResult_t qcclCancel(qcclRequest_t request);
 
 /* Error-feedback state, per key (0 = all keys). Save/load carry it through a checkpoint. */
 qcclResult_t qcclEfReset(qcclComm_t comm, uint64_t key);

@@ -56,6 +56,14 @@ void QcclBackend::checkWorldSized(const at::Tensor& whole, const at::Tensor& par
       "qccl backend: ", what, " must hold world size times the other side, of its type");
 }
 
+at::Tensor hostCopy(const at::Tensor& t) {
+  return t.is_cpu() ? t.contiguous() : t.to(at::kCPU, /*non_blocking=*/false, /*copy=*/true);
+}
+
+void writeBack(const at::Tensor& host, at::Tensor& out) {
+  if (!host.is_same(out)) out.copy_(host);
+}
+
 void check(qcclResult_t result, const char* what) {
   if (result == qcclSuccess) return;
   throw std::runtime_error(std::string("qccl: ") + what + " failed: " + qcclGetErrorString(result) +
@@ -64,7 +72,8 @@ void check(qcclResult_t result, const char* what) {
 
 QcclBackend::QcclBackend(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
                          std::chrono::milliseconds timeout, const BackendOptions& options)
-    : Backend(rank, size) {
+    : Backend(rank, size),
+      timeout_(timeout.count() > 0 ? timeout : std::chrono::milliseconds(300000)) {
   qcclUniqueId id;
   if (rank == 0) {
     check(qcclGetUniqueId(&id), "qcclGetUniqueId");
@@ -89,10 +98,12 @@ QcclBackend::QcclBackend(const c10::intrusive_ptr<c10d::Store>& store, int rank,
   if (timeout.count() > 0 && timeout.count() < INT32_MAX) config.timeoutMs = int(timeout.count());
   check(qcclCommInitRankConfig(&comm_, size, id, rank, &config), "qcclCommInitRankConfig");
   worker_ = std::make_unique<OrderedWorker>();
+  completer_ = std::make_unique<P2pCompleter>(timeout_);
 }
 
 QcclBackend::~QcclBackend() {
-  worker_.reset();  // finishes the queued collectives
+  worker_.reset();     // finishes the queued collectives
+  completer_.reset();  // fails the messages still pending
   if (comm_) qcclCommDestroy(comm_);
 }
 
@@ -263,27 +274,6 @@ c10::intrusive_ptr<c10d::Work> QcclBackend::reduce_scatter_tensor_coalesced(
                           "qcclReduceScatter");
                     finishOutput(out, outputs[i]);
                   }
-                });
-}
-
-c10::intrusive_ptr<c10d::Work> QcclBackend::alltoall_base(at::Tensor& output, at::Tensor& input,
-                                                          std::vector<int64_t>& outputSplits,
-                                                          std::vector<int64_t>& inputSplits,
-                                                          const c10d::AllToAllOptions&) {
-  TORCH_CHECK(outputSplits.empty() && inputSplits.empty(),
-              "qccl backend: all_to_all_single with uneven splits is not supported");
-  const c10::Device device = checkTensors({input, output}, "all_to_all_single");
-  TORCH_CHECK(input.numel() == output.numel() && input.numel() % getSize() == 0 &&
-                  input.scalar_type() == output.scalar_type(),
-              "qccl backend: all_to_all_single: input and output of one size, a multiple of the "
-              "world size, and one type");
-  return launch(c10d::OpType::ALLTOALL_BASE, {output}, device,
-                [this, output, input](cudaStream_t stream) mutable {
-                  at::Tensor in = contiguousView(input), out = contiguousView(output);
-                  check(qcclAlltoAll(in.data_ptr(), out.data_ptr(), count(in) / size_t(getSize()),
-                                     qcclTypeOf(in), comm_, stream),
-                        "qcclAlltoAll");
-                  finishOutput(out, output);
                 });
 }
 

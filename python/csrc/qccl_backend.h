@@ -14,6 +14,7 @@
 #include <string>
 
 #include "ordered_worker.h"
+#include "p2p_completer.h"
 #include "qccl/qccl.h"
 
 namespace qccl::torch_backend {
@@ -79,6 +80,32 @@ class QcclBackend : public c10d::Backend {
                                                const c10d::AllToAllOptions& opts) override;
   c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions& opts) override;
 
+  // Exact, on host memory (CUDA tensors staged through CPU copies; qccl_backend_rooted.cc).
+  c10::intrusive_ptr<c10d::Work> reduce(std::vector<at::Tensor>& tensors,
+                                        const c10d::ReduceOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> gather(std::vector<std::vector<at::Tensor>>& outputs,
+                                        std::vector<at::Tensor>& inputs,
+                                        const c10d::GatherOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> scatter(std::vector<at::Tensor>& outputs,
+                                         std::vector<std::vector<at::Tensor>>& inputs,
+                                         const c10d::ScatterOptions& opts) override;
+  c10::intrusive_ptr<c10d::Work> allgather_coalesced(
+      std::vector<std::vector<at::Tensor>>& outputLists, std::vector<at::Tensor>& inputs,
+      const c10d::AllgatherOptions& opts) override;
+
+  // Point-to-point (qccl_backend_p2p.cc): sends and receives complete in the background
+  // (p2p_completer.h); all-to-all as one group of messages, uneven splits too.
+  c10::intrusive_ptr<c10d::Work> send(std::vector<at::Tensor>& tensors, int dstRank,
+                                      int tag) override;
+  c10::intrusive_ptr<c10d::Work> recv(std::vector<at::Tensor>& tensors, int srcRank,
+                                      int tag) override;
+  c10::intrusive_ptr<c10d::Work> recvAnysource(std::vector<at::Tensor>& tensors, int tag) override;
+  c10::intrusive_ptr<c10d::Work> alltoall(std::vector<at::Tensor>& outputs,
+                                          std::vector<at::Tensor>& inputs,
+                                          const c10d::AllToAllOptions& opts) override;
+  // Rank 0 waits for every rank, at most the timeout, and names the ranks that did not come.
+  void monitoredBarrier(const c10d::BarrierOptions& opts, bool waitAllRanks) override;
+
   // The compressed collectives with per-call settings (an explicit error-feedback key, codec,
   // decay), for the DDP hook, the FSDP2 comms and the outer loops (qccl/torch/ddp.py, fsdp.py,
   // diloco.py).
@@ -113,10 +140,24 @@ class QcclBackend : public c10d::Backend {
   void checkWorldSized(const at::Tensor& whole, const at::Tensor& part, const char* what) const;
   // Runs job on the worker after what is queued, and waits for it.
   void runInOrder(std::function<void()> job);
+  // Sends or receives (qcclIsend / qcclIrecv) `tensor` with `peer`: its Work completes in the
+  // background.
+  c10::intrusive_ptr<c10d::Work> message(bool send, at::Tensor tensor, int peer, int tag);
+  // On the worker: every rank's block to and from every rank in one group of messages (the
+  // all-to-all forms).
+  void exchangeBlocks(const std::vector<at::Tensor>& out, const std::vector<at::Tensor>& in);
 
   qcclComm_t comm_ = nullptr;
-  std::unique_ptr<OrderedWorker> worker_;  // stopped (drained) before the communicator goes
+  std::chrono::milliseconds timeout_;
+  std::unique_ptr<OrderedWorker> worker_;    // stopped (drained) before the communicator goes
+  std::unique_ptr<P2pCompleter> completer_;  // likewise
 };
+
+// The tensor's bytes as a contiguous CPU tensor: itself when it is one, else a copy (CUDA: taken
+// on the caller's current stream, blocking).
+at::Tensor hostCopy(const at::Tensor& t);
+// Writes `host` into `out` unless they are the same tensor.
+void writeBack(const at::Tensor& host, at::Tensor& out);
 
 // Throws std::runtime_error with qccl's message for a failed call.
 void check(qcclResult_t result, const char* what);

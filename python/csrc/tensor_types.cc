@@ -28,9 +28,12 @@ qcclRedOp_t qcclOpOf(const c10d::ReduceOp& op) {
     case c10d::ReduceOp::PRODUCT: return qcclProd;
     case c10d::ReduceOp::MIN: return qcclMin;
     case c10d::ReduceOp::MAX: return qcclMax;
+    case c10d::ReduceOp::BAND: return qcclBitwiseAnd;
+    case c10d::ReduceOp::BOR: return qcclBitwiseOr;
+    case c10d::ReduceOp::BXOR: return qcclBitwiseXor;
     default:
       TORCH_CHECK(false, "qccl backend: reduce op ", int(op.op_),
-                  " is not supported (SUM, AVG, PRODUCT, MIN, MAX are)");
+                  " is not supported (SUM, AVG, PRODUCT, MIN, MAX, BAND, BOR, BXOR are)");
   }
 }
 

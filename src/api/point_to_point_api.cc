@@ -107,6 +107,14 @@ qcclResult_t qcclWait(qcclRequest_t request) {
   });
 }
 
+qcclResult_t qcclCancel(qcclRequest_t request) {
+  return apiCall(__func__, [&] {
+    if (request == nullptr) qccl::throwError(qcclInvalidArgument, "request is NULL");
+    std::unique_ptr<qcclRequest> owned(request);
+    qccl::cancelMessage(qccl::knownComm(request->comm), request->id);
+  });
+}
+
 qcclResult_t qcclReduceEx(const void* sendbuff, void* recvbuff, size_t count,
                           qcclDataType_t datatype, qcclRedOp_t op, int root, qcclComm_t comm,
                           cudaStream_t stream, const qcclCallConfig_t* config) {

@@ -5,6 +5,7 @@
 #include "codecs/codec.h"
 #include "codecs/codec_error.h"
 #include "collectives/reduction.h"
+#include "collectives/type_names.h"
 #include "src/comm/cost_model.h"
 #include "src/common/error.h"
 #include "src/common/log.h"
@@ -135,6 +136,20 @@ coll::AllreduceAlgorithm allreduceAlgorithm(const Settings& settings, const Comm
   return settings.algorithm;
 }
 
+bool isBitwiseOp(qcclRedOp_t op) {
+  return op == qcclBitwiseAnd || op == qcclBitwiseOr || op == qcclBitwiseXor;
+}
+
+void checkOp(qcclRedOp_t op, qcclDataType_t dtype) {
+  if ((int(op) < 0 || int(op) >= int(qcclNumOps)) && !isBitwiseOp(op)) {
+    throwError(qcclInvalidArgument, "invalid reduction op %d", int(op));
+  }
+  if (isBitwiseOp(op) && coll::isFloatType(dtype)) {
+    throwError(qcclInvalidArgument, "bitwise op %s takes integer dtypes, not dtype %d",
+               coll::redOpName(op), int(dtype));
+  }
+}
+
 bool compressibleDtype(qcclDataType_t dtype) {
   return dtype == qcclFloat32 || dtype == qcclBfloat16 || dtype == qcclFloat16;
 }
@@ -159,10 +174,7 @@ CallPlan planCall(const Settings& settings, const CommShape& comm, const Reducti
   const size_t sendFactor = call.kind == CollectiveKind::ReduceScatter ? n : 1;
   const size_t recvFactor = call.kind == CollectiveKind::AllGather ? n : 1;
   checkBuffers(call.send, call.recv, call.count, call.dtype, sendFactor, recvFactor);
-  if (call.kind != CollectiveKind::AllGather &&
-      (int(call.op) < 0 || int(call.op) >= int(qcclNumOps))) {
-    throwError(qcclInvalidArgument, "invalid reduction op %d", int(call.op));
-  }
+  if (call.kind != CollectiveKind::AllGather) checkOp(call.op, call.dtype);
   const CallOptions options = callOptions(settings, call.config);
 
   CallPlan plan;

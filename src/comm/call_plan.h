@@ -40,6 +40,11 @@ enum class ExactReason {
 
 const char* describe(ExactReason reason);
 
+// qccl's bitwise reductions (qcclBitwiseAnd, Or, Xor).
+bool isBitwiseOp(qcclRedOp_t op);
+// Throws Error(qcclInvalidArgument) for an op that is not one, or a bitwise op on a float dtype.
+void checkOp(qcclRedOp_t op, qcclDataType_t dtype);
+
 // The dtypes a call may be compressed from: fp32, bf16, fp16.
 bool compressibleDtype(qcclDataType_t dtype);
 

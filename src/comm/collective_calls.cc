@@ -67,6 +67,11 @@ void runReduction(qcclComm& comm, const ReductionCall& call) {
       return runStaged(comm, call.send, sendBytes, call.recv, recvBytes, onHost);
     }
     const coll::ReduceArgs args{call.send, call.recv, call.count, call.dtype, call.op};
+    if (isBitwiseOp(call.op)) {
+      throwError(qcclInvalidUsage,
+                 "bitwise reductions run over host transports (ucx, mpi, "
+                 "local); NCCL has none");
+    }
     switch (call.kind) {
       case CollectiveKind::AllReduce: return coll::allreduceStream(context, args, compressed);
       case CollectiveKind::ReduceScatter:
@@ -129,7 +134,16 @@ void runRooted(qcclComm& comm, const char* name, RootedBody body, const void* se
     throwError(qcclInvalidArgument, "root %d is out of range for %d ranks", root, comm.nranks);
   }
   const size_t n = size_t(comm.nranks), atRoot = comm.rank == root ? n : 1;
-  checkBuffers(send, recv, count, dtype, gather ? 1 : atRoot, gather ? atRoot : 1);
+  // Away from the root a gather has no recvbuff and a scatter no sendbuff (NCCL's rule).
+  if (comm.rank != root) {
+    if (gather) {
+      recv = nullptr;
+    } else {
+      send = nullptr;
+    }
+  }
+  checkBuffers(send ? send : recv, recv ? recv : send, count, dtype, gather ? 1 : atRoot,
+               gather ? atRoot : 1);
   guarded(comm, [&] {
     const CallRoute route = routeCall(comm, send, recv, stream);
     if (count == 0) return;
@@ -144,8 +158,8 @@ void runRooted(qcclComm& comm, const char* name, RootedBody body, const void* se
     const size_t bytes = count * coll::dataTypeSize(dtype);
     auto onHost = [&](const void* s, void* r) { body(context, s, r, count, dtype, root); };
     if (route.route == Route::Tagged) return onHost(send, recv);
-    runStaged(comm, send, bytes * (gather ? 1 : atRoot), recv, bytes * (gather ? atRoot : 1),
-              onHost);
+    runStaged(comm, send, send ? bytes * (gather ? 1 : atRoot) : 0, recv,
+              recv ? bytes * (gather ? atRoot : 1) : 0, onHost);
   });
 }
 

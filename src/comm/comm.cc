@@ -181,6 +181,7 @@ void release(qcclComm& comm, qcclComm::State final) {
   comm.nccl.reset();
   comm.device.reset();
   comm.transport.reset();
+  comm.p2p = PointToPoint();  // its messages were the transport's
   const qcclComm::State before = comm.state.exchange(final);
   if (before != qcclComm::State::Aborted && before != qcclComm::State::Destroyed) entomb(comm);
 }

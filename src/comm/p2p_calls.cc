@@ -30,16 +30,18 @@ bool testMessage(qcclComm& comm, uint64_t id) {
   return done;
 }
 
+void cancelMessage(qcclComm& comm, uint64_t id) {
+  std::lock_guard<std::mutex> lock(comm.callMutex);
+  if (comm.transport) comm.p2p.cancel(comm, id);
+}
+
 void waitMessages(const std::vector<std::pair<qcclComm*, uint64_t>>& messages) {
   std::vector<std::pair<qcclComm*, uint64_t>> open = messages;
   std::chrono::milliseconds timeout{0};
   for (const auto& m : open) timeout = std::max(timeout, m.first->settings.timeout);
   const Deadline deadline = Deadline::after(timeout);
   auto cancelOpen = [&] {
-    for (const auto& m : open) {
-      std::lock_guard<std::mutex> lock(m.first->callMutex);
-      m.first->p2p.cancel(*m.first, m.second);
-    }
+    for (const auto& m : open) cancelMessage(*m.first, m.second);
   };
   unsigned idle = 0;
   while (!open.empty()) {
@@ -102,10 +104,7 @@ void groupEnd() {
     for (const auto& [comm, message] : deferred)
       posted.emplace_back(comm, postMessage(*comm, message));
   } catch (...) {
-    for (const auto& [comm, id] : posted) {
-      std::lock_guard<std::mutex> lock(comm->callMutex);
-      comm->p2p.cancel(*comm, id);
-    }
+    for (const auto& [comm, id] : posted) cancelMessage(*comm, id);
     throw;
   }
   waitMessages(posted);

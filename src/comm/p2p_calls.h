@@ -15,6 +15,8 @@ namespace qccl {
 
 uint64_t postMessage(qcclComm& comm, const P2pMessage& message);
 bool testMessage(qcclComm& comm, uint64_t id);
+// Abandons a message, also on a communicator that failed or was aborted since.
+void cancelMessage(qcclComm& comm, uint64_t id);
 // Waits for every message until the largest QCCL_TIMEOUT of their communicators; on an error or
 // the timeout (qcclTimeout, which leaves those communicators failed) cancels the rest and throws.
 void waitMessages(const std::vector<std::pair<qcclComm*, uint64_t>>& messages);

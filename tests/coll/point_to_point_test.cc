@@ -156,6 +156,23 @@ TEST(PointToPoint, BadArguments) {
   });
 }
 
+TEST(PointToPoint, ACancelledReceiveIsGoneAndTheNextOneWorks) {
+  runRanks(2, {}, [](int r, qcclComm_t comm) {
+    float x = float(r), y = -1;
+    if (r == 1) {
+      qcclRequest_t req = nullptr;
+      RANK_EXPECT(qcclIrecv(&y, 1, qcclFloat32, 0, 9, comm, &req) == qcclSuccess, r, "");
+      RANK_EXPECT(qcclCancel(req) == qcclSuccess, r, qcclGetLastError(nullptr));
+      RANK_EXPECT(qcclRecv(&y, 1, qcclFloat32, 0, comm, nullptr) == qcclSuccess, r,
+                  qcclGetLastError(nullptr));
+      RANK_EXPECT(y == 0.0f, r, "received " << y);
+    } else {
+      RANK_EXPECT(qcclSend(&x, 1, qcclFloat32, 1, comm, nullptr) == qcclSuccess, r,
+                  qcclGetLastError(nullptr));
+    }
+  });
+}
+
 TEST(PointToPoint, AReceiveNobodyAnswersTimesOut) {
   CommOptions options;
   options.timeoutMs = 300;

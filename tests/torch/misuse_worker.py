@@ -25,15 +25,18 @@ def main():
     x = torch.arange(8, dtype=torch.float32)
     before = x.clone()
     refused(lambda: dist.all_reduce(torch.zeros(4, dtype=torch.int16)), "not supported")
-    refused(lambda: dist.all_reduce(x, op=dist.ReduceOp.BAND), "reduce op")
+    refused(lambda: dist.all_reduce(x, op=dist.ReduceOp.BAND), "takes integer dtypes")
     refused(lambda: dist.all_reduce(x, op=dist._make_nccl_premul_sum(2.0)), "reduce op")
     refused(lambda: dist.all_gather_into_tensor(torch.empty(3), x), "world size times")
     refused(lambda: dist.reduce_scatter_tensor(torch.empty(3), x), "world size times")
     refused(lambda: dist.all_gather([torch.empty(8)] * (size + 1), x), "tensors for")
     refused(lambda: dist.all_gather_into_tensor(torch.empty(8 * size, dtype=torch.float16), x),
             "world size times")
-    refused(lambda: dist.all_to_all_single(torch.empty(8), x, [8], [8]), "uneven splits")
-    refused(lambda: dist.reduce(x, dst=0), "does not support")
+    refused(lambda: dist.all_to_all_single(torch.empty(8), x, [8], [8]), "one entry per rank")
+    refused(lambda: dist.all_to_all_single(torch.empty(8), x, [3] * size, [4] * size),
+            "must sum to")
+    refused(lambda: dist.recv(torch.empty(8)), "pass src=")
+    refused(lambda: dist.send(x, 0 if dist.get_rank() else 1, tag=1 << 24), "tag")
     if not torch.equal(x, before):
         sys.exit("a refused call changed its input")
     dist.all_reduce(x)

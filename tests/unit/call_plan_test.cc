@@ -92,6 +92,21 @@ TEST(CallPlan, AutoMinBytesLeavesTheSizeToTheModelsThreshold) {
   EXPECT_EQ(max.exactReason, ExactReason::Op);
 }
 
+TEST(CallPlan, BitwiseOpsTakeIntegersAndStayExact) {
+  for (qcclRedOp_t op : {qcclBitwiseAnd, qcclBitwiseOr, qcclBitwiseXor}) {
+    EXPECT_EQ(
+        planCall(compressing(), kFourRanks, call(CollectiveKind::AllReduce, 1024, qcclInt32, op))
+            .exactReason,
+        ExactReason::Dtype);  // integers are never compressed
+    EXPECT_EQ(
+        errorOf(compressing(), kFourRanks, call(CollectiveKind::AllReduce, 1024, qcclFloat32, op)),
+        qcclInvalidArgument);
+  }
+  EXPECT_EQ(errorOf(compressing(), kFourRanks,
+                    call(CollectiveKind::AllReduce, 1024, qcclInt32, qcclRedOp_t(15))),
+            qcclInvalidArgument);
+}
+
 TEST(CallPlan, CompressFlagLeavesTheSizeOut) {
   qcclCallConfig_t force = QCCL_CALL_CONFIG_INITIALIZER;
   force.flags = QCCL_CALL_COMPRESS;
