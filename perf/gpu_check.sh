@@ -91,6 +91,9 @@ if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1
     t0=$(date +%s)
     QCCL_TEST_DEVICE=cuda PYTHONPATH="$build/python" python3 -m pytest -q -p no:cacheprovider \
       tests/torch/test_diloco.py > "$out/diloco_cuda.log" 2>&1 || status=1
+    QCCL_TEST_DEVICE=cuda PYTHONPATH="$build/python" python3 -m pytest -q -p no:cacheprovider \
+      tests/torch/test_backend_ops.py > "$out/backend_ops_cuda.log" 2>&1 || status=1
+    rows+=("| reduce, gather, scatter, p2p, all_to_all on CUDA tensors (backend_ops_cuda.log) | $(tail -n 1 "$out/backend_ops_cuda.log") | |")
     rows+=("| DiLoCo / SparseLoCo on CUDA tensors (diloco_cuda.log) | $(tail -n 1 "$out/diloco_cuda.log") | $(( $(date +%s) - t0 )) s |")
   else
     rows+=("| qccl torch backend | not built (build.log: torch not found by CMake?) | |")
