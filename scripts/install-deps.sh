@@ -30,10 +30,10 @@ fi
 
 # The Python test oracle (numpy, ml_dtypes, run by pytest), and PyTorch for the qccl backend in
 # python/ (the version its tests were run with; scikit-build-core for `pip install ./python`;
-# DeepSpeed for the ZeRO test).
+# DeepSpeed for the ZeRO test; expecttest for PyTorch's own distributed test-suite).
 python=$(command -v python3)
-pip_packages=(numpy ml_dtypes pytest torch==2.15.0 scikit-build-core deepspeed==0.19.8)
-if ! "$python" -c "import numpy, ml_dtypes, pytest, scikit_build_core, deepspeed, torch
+pip_packages=(numpy ml_dtypes pytest torch==2.15.0 scikit-build-core deepspeed==0.19.8 expecttest)
+if ! "$python" -c "import numpy, ml_dtypes, pytest, scikit_build_core, deepspeed, expecttest, torch
 assert torch.__version__.startswith('2.15.0')" 2>/dev/null; then
   echo "install-deps: pip install ${pip_packages[*]}"
   "$python" -m pip install --quiet "${pip_packages[@]}" 2>/dev/null ||
