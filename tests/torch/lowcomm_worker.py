@@ -145,9 +145,9 @@ def main():
         if not math.isfinite(losses[step]):
             raise SystemExit(f"rank {rank} step {step}: loss {losses[step]}")
         last = step == args.steps
+        if last and outer is not None:  # every rank, before any other collective
+            outer.finish()
         if rank == 0 and (last or (args.eval_every and step % args.eval_every == 0)):
-            if last and outer is not None:
-                outer.finish()
             validation[step] = validate()
         reached = args.target is not None and rank == 0 and step in validation and \
             validation[step] <= args.target and step >= budget
