@@ -1,0 +1,24 @@
+"""CI's subset of PyTorch's own distributed conformance tests (conformance/torch_suite.py; the full
+run and its counts against gloo: docs/INTEGRATION.md, "PyTorch's own test-suite"): point-to-point
+with and without tags and under both profilers, reduce, barrier, on 2 ranks with the exact codec.
+Each must pass, not be skipped."""
+import os
+import subprocess
+import sys
+import tempfile
+
+SUITE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "conformance", "torch_suite.py")
+TESTS = ["test_send_recv", "test_send_recv_with_tag", "test_send_recv_autograd_profiler",
+         "test_send_recv_with_tag_torch_profiler", "test_reduce_sum", "test_reduce_sum_twice",
+         "test_barrier", "test_barrier_full_group"]
+
+
+def test_pytorch_conformance_subset_on_two_ranks():
+    with tempfile.TemporaryDirectory() as temp:
+        env = dict(os.environ, BACKEND="qccl", WORLD_SIZE="2", TEMP_DIR=temp)
+        done = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rs",
+             *[f"{SUITE}::TestDistBackendWithSpawn::{t}" for t in TESTS]],
+            env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=900)
+    summary = done.stdout.strip().splitlines()[-1]
+    assert done.returncode == 0 and summary.startswith(f"{len(TESTS)} passed"), done.stdout[-6000:]
