@@ -240,6 +240,13 @@ qcclResult_t qcclIsend(const void* sendbuff, size_t count, qcclDataType_t dataty
                        unsigned int tag, qcclComm_t comm, qcclRequest_t* request);
 qcclResult_t qcclIrecv(void* recvbuff, size_t count, qcclDataType_t datatype, int peer,
                        unsigned int tag, qcclComm_t comm, qcclRequest_t* request);
+/* A receive from whichever rank sends under `tag` (MPI_ANY_SOURCE's meaning; gloo's
+ * recvAnysource): it takes a message of its tag that no receive from a named source claims, when it
+ * is tested or waited for, oldest such receive first. *source (if not NULL) is written with the
+ * sender's rank when the request completes. Not inside groups (NCCL has no such receive). */
+qcclResult_t qcclIrecvAnySource(void* recvbuff, size_t count, qcclDataType_t datatype,
+                                unsigned int tag, qcclComm_t comm, int* source,
+                                qcclRequest_t* request);
 qcclResult_t qcclTest(qcclRequest_t request, int* done);
 qcclResult_t qcclWait(qcclRequest_t request);
 /* Abandons a pending request and frees it. As with MPI_Cancel, a message already on its way may

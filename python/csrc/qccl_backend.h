@@ -142,7 +142,9 @@ class QcclBackend : public c10d::Backend {
   void runInOrder(std::function<void()> job);
   // Sends or receives (qcclIsend / qcclIrecv) `tensor` with `peer`: its Work completes in the
   // background.
+  // peer kAnySource: a receive from any source (recvAnysource).
   c10::intrusive_ptr<c10d::Work> message(bool send, at::Tensor tensor, int peer, int tag);
+  static constexpr int kAnySource = -1;
   // On the worker: every rank's block to and from every rank in one group of messages (the
   // all-to-all forms).
   void exchangeBlocks(const std::vector<at::Tensor>& out, const std::vector<at::Tensor>& in);

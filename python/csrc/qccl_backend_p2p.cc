@@ -3,6 +3,7 @@
 // included, are one group of messages on the ordered worker; monitored_barrier is gloo's: rank 0
 // hears from every rank within the timeout or names those it did not hear from. CUDA tensors are
 // staged through CPU copies (docs/INTEGRATION.md).
+#include <memory>
 #include <numeric>
 #include <string>
 
@@ -30,31 +31,49 @@ constexpr uint32_t kBarrierArrivedTag = 0xFFFFFE, kBarrierReleasedTag = 0xFFFFFD
 c10::intrusive_ptr<c10d::Work> QcclBackend::message(bool send, at::Tensor tensor, int peer,
                                                     int tag) {
   checkTensors({tensor}, send ? "send" : "recv");
-  TORCH_CHECK(peer >= 0 && peer < getSize(), "qccl backend: ", send ? "send to" : "recv from",
-              " rank ", peer, ": out of range for ", getSize(), " ranks");
+  const bool anySource = !send && peer == kAnySource;
+  TORCH_CHECK(anySource || (peer >= 0 && peer < getSize()),
+              "qccl backend: ", send ? "send to" : "recv from", " rank ", peer,
+              ": out of range for ", getSize(), " ranks");
   const uint32_t t = messageTag(tag);
   at::Tensor host = send ? hostCopy(tensor)
                          : (tensor.is_cpu() && tensor.is_contiguous()
                                 ? tensor
                                 : at::empty_like(tensor, at::kCPU).contiguous());
   qcclRequest_t request = nullptr;
-  check(send ? qcclIsend(host.data_ptr(), count(host), qcclTypeOf(host), peer, t, comm_, &request)
-             : qcclIrecv(host.data_ptr(), count(host), qcclTypeOf(host), peer, t, comm_, &request),
-        send ? "qcclIsend" : "qcclIrecv");
-  auto work = c10::make_intrusive<QcclWork>(
-      getRank(), send ? c10d::OpType::SEND : c10d::OpType::RECV, std::vector<at::Tensor>{tensor});
-  const std::string what = std::string(send ? "send to" : "recv from") + " rank " +
-                           std::to_string(peer) + ", tag " + std::to_string(tag);
-  completer_->track(request, what, [work, tensor, host, send](std::exception_ptr error) mutable {
-    if (!error && !send) {
-      try {
-        writeBack(host, tensor);
-      } catch (...) {
-        error = std::current_exception();
-      }
-    }
-    work->finish(error);
-  });
+  // Written by qccl when the receive completes, before the completer calls back.
+  auto source = std::make_shared<int>(peer);
+  if (send) {
+    check(qcclIsend(host.data_ptr(), count(host), qcclTypeOf(host), peer, t, comm_, &request),
+          "qcclIsend");
+  } else if (anySource) {
+    check(qcclIrecvAnySource(host.data_ptr(), count(host), qcclTypeOf(host), t, comm_, source.get(),
+                             &request),
+          "qcclIrecvAnySource");
+  } else {
+    check(qcclIrecv(host.data_ptr(), count(host), qcclTypeOf(host), peer, t, comm_, &request),
+          "qcclIrecv");
+  }
+  auto work = c10::make_intrusive<QcclWork>(getRank(),
+                                            send        ? c10d::OpType::SEND
+                                            : anySource ? c10d::OpType::RECVANYSOURCE
+                                                        : c10d::OpType::RECV,
+                                            std::vector<at::Tensor>{tensor});
+  const std::string what = std::string(send ? "send to" : "recv from") +
+                           (anySource ? " any rank" : " rank " + std::to_string(peer)) + ", tag " +
+                           std::to_string(tag);
+  completer_->track(request, what,
+                    [work, tensor, host, send, source](std::exception_ptr error) mutable {
+                      if (!error && !send) {
+                        try {
+                          writeBack(host, tensor);
+                        } catch (...) {
+                          error = std::current_exception();
+                        }
+                        work->setSourceRank(*source);
+                      }
+                      work->finish(error);
+                    });
   return work;
 }
 
@@ -70,10 +89,10 @@ c10::intrusive_ptr<c10d::Work> QcclBackend::recv(std::vector<at::Tensor>& tensor
   return message(false, tensors[0], srcRank, tag);
 }
 
-c10::intrusive_ptr<c10d::Work> QcclBackend::recvAnysource(std::vector<at::Tensor>&, int) {
-  TORCH_CHECK(false,
-              "qccl backend: recv without a source rank is not supported: pass src= (qccl's "
-              "messages match per source and tag; docs/INTEGRATION.md)");
+c10::intrusive_ptr<c10d::Work> QcclBackend::recvAnysource(std::vector<at::Tensor>& tensors,
+                                                          int tag) {
+  TORCH_CHECK(tensors.size() == 1, "qccl backend: recv takes one tensor");
+  return message(false, tensors[0], kAnySource, tag);
 }
 
 void QcclBackend::exchangeBlocks(const std::vector<at::Tensor>& out,

@@ -47,6 +47,12 @@ bool QcclWork::wait(std::chrono::milliseconds) {
 
 c10::intrusive_ptr<c10::ivalue::Future> QcclWork::getFuture() { return future_; }
 
+int QcclWork::sourceRank() const {
+  TORCH_CHECK(sourceRank_ >= 0,
+              "qccl backend: the source rank is known only for a completed recv from any source");
+  return sourceRank_;
+}
+
 void QcclWork::finish(std::exception_ptr error) {
   if (error) {
     future_->setError(error);

@@ -36,9 +36,13 @@ class QcclWork : public c10d::Work {
 
   // From the worker: the collective finished (error: null if it succeeded).
   void finish(std::exception_ptr error);
+  // A receive from any source: who sent it, set before finish(nullptr).
+  void setSourceRank(int rank) { sourceRank_ = rank; }
+  int sourceRank() const override;
 
  private:
   std::vector<at::Tensor> outputs_;
+  int sourceRank_ = -1;
   c10::intrusive_ptr<c10::ivalue::Future> future_;
   std::unique_ptr<c10::Event> done_;  // CUDA: recorded after the collective on its stream
 };

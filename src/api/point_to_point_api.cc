@@ -88,6 +88,15 @@ qcclResult_t qcclIrecv(void* recvbuff, size_t count, qcclDataType_t datatype, in
                     request);
 }
 
+qcclResult_t qcclIrecvAnySource(void* recvbuff, size_t count, qcclDataType_t datatype,
+                                unsigned int tag, qcclComm_t comm, int* source,
+                                qcclRequest_t* request) {
+  qccl::P2pMessage m = qccl::message(false, recvbuff, count, datatype, 0, tag);
+  m.anySource = true;
+  m.source = source;
+  return qccl::post(__func__, comm, m, request);
+}
+
 qcclResult_t qcclTest(qcclRequest_t request, int* done) {
   return apiCall(__func__, [&] {
     if (request == nullptr || done == nullptr) {

@@ -19,7 +19,8 @@ uint32_t transportTag(uint32_t tag) { return (tag << 8) | coll::kPointToPointSte
 
 uint64_t PointToPoint::post(qcclComm& comm, const P2pMessage& m) {
   checkBuffers(m.buffer, m.buffer, m.count, m.dtype, 1, 1);
-  if (m.peer < 0 || m.peer >= comm.nranks) {
+  if (m.anySource && m.send) throwError(qcclInternalError, "a send to any rank");
+  if (!m.anySource && (m.peer < 0 || m.peer >= comm.nranks)) {
     throwError(qcclInvalidArgument, "peer %d is out of range for %d ranks", m.peer, comm.nranks);
   }
   if (m.tag > kMaxPointToPointTag) {
@@ -40,9 +41,10 @@ uint64_t PointToPoint::post(qcclComm& comm, const P2pMessage& m) {
     if (payload) std::memcpy(p.framed.data() + coll::kExactHeaderBytes, m.buffer, payload);
     p.request = comm.transport->isend(m.peer, tag, p.framed.data(), p.framed.size());
     comm.wire.sent += p.framed.size();
-  } else {
+  } else if (!m.anySource) {
     p.request = comm.transport->irecv(m.peer, tag, p.framed.data(), p.framed.size());
   }
+  p.posted = !m.anySource;
   const uint64_t id = next_++;
   pending_.emplace(id, std::move(p));
   return id;
@@ -55,6 +57,10 @@ bool PointToPoint::test(qcclComm& comm, uint64_t id) {
                static_cast<unsigned long long>(id));
   }
   Pending& p = it->second;
+  if (!p.posted) {
+    postAnySource(comm, p.message.tag, id);
+    if (!p.posted) return false;
+  }
   bool done = false;
   try {
     done = comm.transport->test(p.request);
@@ -76,13 +82,26 @@ bool PointToPoint::test(qcclComm& comm, uint64_t id) {
   }
   const size_t payload = finished.framed.size() - coll::kExactHeaderBytes;
   if (payload) std::memcpy(m.buffer, finished.framed.data() + coll::kExactHeaderBytes, payload);
+  if (m.source) *m.source = m.peer;
   return true;
+}
+
+void PointToPoint::postAnySource(qcclComm& comm, uint32_t tag, uint64_t upTo) {
+  for (auto it = pending_.begin(); it != pending_.end() && it->first <= upTo; ++it) {
+    Pending& p = it->second;
+    if (p.posted || p.message.tag != tag) continue;
+    const int source = comm.transport->probe(transportTag(tag));
+    if (source < 0) return;
+    p.message.peer = source;
+    p.request = comm.transport->irecv(source, transportTag(tag), p.framed.data(), p.framed.size());
+    p.posted = true;
+  }
 }
 
 void PointToPoint::cancel(qcclComm& comm, uint64_t id) {
   const auto it = pending_.find(id);
   if (it == pending_.end()) return;
-  comm.transport->cancel(it->second.request);
+  if (it->second.posted) comm.transport->cancel(it->second.request);
   pending_.erase(it);
 }
 

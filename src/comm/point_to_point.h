@@ -8,6 +8,11 @@
 // traffic neither consumes the communicator's call sequence (which every rank steps through
 // alike, and two ranks' messages do not) nor matches a collective's messages. Between two ranks,
 // messages of one tag match in the order they were posted, as MPI's, UCX's and gloo's do.
+//
+// A receive from any source (qcclIrecvAnySource) is posted to the transport only once a probe
+// finds a message of its tag that no posted receive claims; the probe runs when the receive is
+// tested, oldest such receive of the tag first, so they take messages in the order they were
+// posted (docs/API.md says what this means for a receive from a named source posted meanwhile).
 #pragma once
 
 #include <cstddef>
@@ -30,8 +35,10 @@ struct P2pMessage {
   void* buffer = nullptr;  // host memory (a send's is only read)
   size_t count = 0;
   qcclDataType_t dtype = qcclUint8;
-  int peer = 0;
+  int peer = 0;  // a receive from any source: the sender, once known
   uint32_t tag = 0;
+  bool anySource = false;  // receives only; peer is then ignored
+  int* source = nullptr;   // a receive from any source writes the sender's rank here when done
 };
 
 // The messages a communicator has in flight. Not thread-safe: callers hold the call lock.
@@ -52,8 +59,12 @@ class PointToPoint {
   struct Pending {
     P2pMessage message;
     transport::Transport::Request request = 0;
+    bool posted = false;          // false: a receive from any source that found no sender yet
     std::vector<uint8_t> framed;  // header + payload
   };
+  // Posts the receives from any source of `tag` up to `upTo`, oldest first, while the transport
+  // finds senders for them.
+  void postAnySource(qcclComm& comm, uint32_t tag, uint64_t upTo);
   std::map<uint64_t, Pending> pending_;
   uint64_t next_ = 1;
 };

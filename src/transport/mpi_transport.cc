@@ -248,6 +248,23 @@ bool MpiTransport::test(Request request) {
   return true;
 }
 
+int MpiTransport::probe(uint32_t tag) {
+  const int mpiTag = int(tag & uint32_t(tagMask_));
+  // Receives match when tested: let the posted ones of this tag take their messages first.
+  std::vector<Channel> posted;
+  for (const auto& entry : unmatched_) {
+    if (entry.first.second == mpiTag) posted.push_back(entry.first);
+  }
+  for (const Channel& channel : posted) match(channel);
+  int flag = 0;
+  MPI_Status status;
+  const int rc = MPI_Iprobe(MPI_ANY_SOURCE, mpiTag, comm_, &flag, &status);
+  if (rc != MPI_SUCCESS) {
+    throwError(qcclRemoteError, "mpi: MPI_Iprobe from any rank: %s", mpiErrorText(rc).c_str());
+  }
+  return flag ? status.MPI_SOURCE : -1;
+}
+
 void MpiTransport::peerLost() { lostPeer.store(true); }
 
 void MpiTransport::cancel(Request request) {

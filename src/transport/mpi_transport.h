@@ -30,6 +30,7 @@ class MpiTransport : public Transport {
   Request irecv(int peer, uint32_t tag, void* data, size_t bytes) override;
   bool test(Request request) override;
   void cancel(Request request) override;
+  int probe(uint32_t tag) override;
   void peerLost() override;
 
   // True when this process runs under an MPI launcher (Open MPI, MPICH/PMI).

@@ -31,6 +31,9 @@ class Transport {
   virtual bool test(Request request) = 0;
   // Abandons a pending request on an error path; its buffer is free afterwards.
   virtual void cancel(Request request) = 0;
+  // The rank of a message under `tag` that has arrived and that no posted receive claims, or -1:
+  // a receive from any source posts its receive for that rank (docs/API.md). Drives progress.
+  virtual int probe(uint32_t tag) = 0;
   // A call failed because a peer is gone or silent (qcclRemoteError, qcclTimeout): a transport
   // whose shutdown would wait for every peer stops waiting for them.
   virtual void peerLost() {}

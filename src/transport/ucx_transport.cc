@@ -279,6 +279,16 @@ bool UcxTransport::test(Request request) {
   return true;
 }
 
+int UcxTransport::probe(uint32_t tag) {
+  ucp_worker_progress(worker_);
+  // Posted receives match on arrival, so what the probe finds (among the unexpected messages) no
+  // receive claims; the mask leaves out the sender's rank in the high bits.
+  ucp_tag_recv_info_t info;
+  const ucp_tag_message_h found =
+      ucp_tag_probe_nb(worker_, ucxTag(0, tag), ucp_tag_t(UINT32_MAX), 0, &info);
+  return found ? int(info.sender_tag >> 32) : -1;
+}
+
 void UcxTransport::cancel(Request request) {
   auto it = operations_.find(request);
   if (it == operations_.end()) return;

@@ -27,6 +27,7 @@ class UcxTransport : public Transport {
   Request irecv(int peer, uint32_t tag, void* data, size_t bytes) override;
   bool test(Request request) override;
   void cancel(Request request) override;
+  int probe(uint32_t tag) override;
 
   // Completion record of one operation; UCX's callbacks fill it in.
   struct Operation {

@@ -173,6 +173,83 @@ TEST(PointToPoint, ACancelledReceiveIsGoneAndTheNextOneWorks) {
   });
 }
 
+// Every other rank sends to rank 0 under one tag, the last rank twice. Rank 0's receive from the
+// last rank, posted first, takes that rank's first message; its receives from any source then take
+// one message each and name its sender.
+TEST(PointToPoint, ReceivesFromAnySourceNameTheirSenders) {
+  const int n = 4;
+  const size_t count = 3000;
+  runRanks(n, {}, [](int r, qcclComm_t comm) {
+    if (r != 0) {
+      const std::vector<float> first = payload(r, 0, count), second = payload(r + 10, 0, count);
+      RANK_EXPECT(qcclSend(first.data(), count, qcclFloat32, 0, comm, nullptr) == qcclSuccess, r,
+                  qcclGetLastError(nullptr));
+      if (r == n - 1) {
+        RANK_EXPECT(qcclSend(second.data(), count, qcclFloat32, 0, comm, nullptr) == qcclSuccess, r,
+                    qcclGetLastError(nullptr));
+      }
+      return;
+    }
+    std::vector<float> named(count, -1.0f);
+    qcclRequest_t namedReq = nullptr;
+    RANK_EXPECT(
+        qcclIrecv(named.data(), count, qcclFloat32, n - 1, 0, comm, &namedReq) == qcclSuccess, r,
+        qcclGetLastError(nullptr));
+    std::vector<std::vector<float>> in(n - 1, std::vector<float>(count, -1.0f));
+    std::vector<int> source(n - 1, -2);
+    std::vector<qcclRequest_t> req(n - 1);
+    for (int k = 0; k < n - 1; ++k) {
+      RANK_EXPECT(qcclIrecvAnySource(in[size_t(k)].data(), count, qcclFloat32, 0, comm,
+                                     &source[size_t(k)], &req[size_t(k)]) == qcclSuccess,
+                  r, qcclGetLastError(nullptr));
+    }
+    for (int k = n - 2; k >= 0; --k) {  // tested newest first: still bound oldest first
+      RANK_EXPECT(qcclWait(req[size_t(k)]) == qcclSuccess, r, qcclGetLastError(nullptr));
+    }
+    RANK_EXPECT(qcclWait(namedReq) == qcclSuccess, r, qcclGetLastError(nullptr));
+    RANK_EXPECT(named == payload(n - 1, 0, count), r, "the named receive's message");
+    std::vector<bool> heard(n, false);
+    for (int k = 0; k < n - 1; ++k) {
+      const int s = source[size_t(k)];
+      RANK_EXPECT(s >= 1 && s < n && !heard[size_t(s)], r, "source " << s);
+      if (s < 1 || s >= n) continue;
+      heard[size_t(s)] = true;
+      const int sender = s == n - 1 ? s + 10 : s;
+      RANK_EXPECT(in[size_t(k)] == payload(sender, 0, count), r, "message " << k << " from " << s);
+    }
+  });
+}
+
+TEST(PointToPoint, AReceiveFromAnySourceWaitsForItsTagAndCanBeCancelled) {
+  CommOptions options;
+  options.timeoutMs = 300;
+  runRanks(2, options, [](int r, qcclComm_t comm) {
+    float x = float(r + 1), y = -1;
+    int source = -2;
+    if (r == 0) {
+      RANK_EXPECT(qcclSend(&x, 1, qcclFloat32, 1, comm, nullptr) == qcclSuccess, r,
+                  qcclGetLastError(nullptr));
+      return;
+    }
+    qcclRequest_t other = nullptr, req = nullptr;
+    // Tag 5: nobody sends it. Cancelled, it leaves nothing behind.
+    RANK_EXPECT(qcclIrecvAnySource(&y, 1, qcclFloat32, 5, comm, &source, &other) == qcclSuccess, r,
+                qcclGetLastError(nullptr));
+    RANK_EXPECT(qcclIrecvAnySource(&y, 1, qcclFloat32, 0, comm, &source, &req) == qcclSuccess, r,
+                qcclGetLastError(nullptr));
+    RANK_EXPECT(qcclWait(req) == qcclSuccess, r, qcclGetLastError(nullptr));
+    RANK_EXPECT(y == 1.0f && source == 0, r, "received " << y << " from " << source);
+    int done = 1;
+    RANK_EXPECT(qcclTest(other, &done) == qcclSuccess && done == 0, r, "tag 5 completed");
+    RANK_EXPECT(qcclCancel(other) == qcclSuccess, r, qcclGetLastError(nullptr));
+    // Nothing arrives under tag 5: a wait times out.
+    RANK_EXPECT(qcclIrecvAnySource(&y, 1, qcclFloat32, 5, comm, nullptr, &other) == qcclSuccess, r,
+                qcclGetLastError(nullptr));
+    RANK_EXPECT(qcclWait(other) == qcclTimeout, r, qcclGetLastError(nullptr));
+    RANK_EXPECT(y == 1.0f, r, "buffer written: " << y);
+  });
+}
+
 TEST(PointToPoint, AReceiveNobodyAnswersTimesOut) {
   CommOptions options;
   options.timeoutMs = 300;

@@ -384,6 +384,31 @@ void checkPointToPoint() {
              gotB != std::vector<int32_t>(5000, left + 100)) {
     fail("tagged messages matched the wrong tag");
   }
+  // Rank 0 hears from every other rank through receives from any source (tag 77).
+  ++checks;
+  if (rank != 0) {
+    const std::vector<int32_t> mine(3000, rank * 3);
+    if (qcclIsend(mine.data(), mine.size(), qcclInt32, 0, 77, comm, &sa) != qcclSuccess ||
+        qcclWait(sa) != qcclSuccess) {
+      fail(std::string("a send to a receive from any source: ") + qcclGetLastError(nullptr));
+    }
+    return;
+  }
+  std::vector<bool> heard(size_t(nranks), false);
+  for (int k = 1; k < nranks; ++k) {
+    std::vector<int32_t> got(3000, -1);
+    int source = -1;
+    if (qcclIrecvAnySource(got.data(), got.size(), qcclInt32, 77, comm, &source, &ra) !=
+            qcclSuccess ||
+        qcclWait(ra) != qcclSuccess) {
+      fail(std::string("a receive from any source: ") + qcclGetLastError(nullptr));
+    } else if (source < 1 || source >= nranks || heard[size_t(source)] ||
+               got != std::vector<int32_t>(3000, source * 3)) {
+      fail("a receive from any source named rank " + std::to_string(source) + " wrongly");
+    } else {
+      heard[size_t(source)] = true;
+    }
+  }
 }
 
 // Gather, scatter and reduce at the first and the last rank.
