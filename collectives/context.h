@@ -41,9 +41,15 @@ struct Group {
   int size() const { return int(ranks.size()); }
 };
 
-// The low byte of a message's tag is the step of its call; this one no collective uses:
-// point-to-point messages travel under it (src/comm/point_to_point.h).
+// The low byte of a message's tag is the step of its call; these two no collective uses:
+// point-to-point messages travel under the first (src/comm/point_to_point.h), the survivors'
+// agreement of a shrink under the second (src/comm/survivor_agreement.h).
 constexpr uint32_t kPointToPointStep = 0xFF;
+constexpr uint32_t kControlStep = 0xFE;
+// A rank whose call failed because a peer was lost or silent sends every other rank a notice under
+// this tag, so that ranks still waiting in their own call (perhaps for a rank that is alive but
+// gave up) stop at once instead of at their timeout (src/comm/call_guard.h).
+constexpr uint32_t kFailureNoticeTag = (0xFFFFFFu << 8) | kControlStep;
 
 struct Context {
   transport::Transport* transport = nullptr;  // tagged schedules
@@ -63,7 +69,7 @@ struct Context {
   size_t segmentElements = 0;      // pipelining granularity (pipeline.h); 0: none
   std::string usageError;          // first disagreement found; the call goes on to tell the peers
 
-  uint32_t nextTag() { return uint32_t(sequence << 8) | (nextStep++ % kPointToPointStep); }
+  uint32_t nextTag() { return uint32_t(sequence << 8) | (nextStep++ % kControlStep); }
   int globalRank() const { return group.ranks[size_t(group.me)]; }
   void recordUsageError(const std::string& message) {
     if (usageError.empty()) usageError = message;

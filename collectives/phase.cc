@@ -18,8 +18,17 @@ void Backoff::idle(const std::function<std::string()>& awaited) {
   // rank that spins long delays the very packets it waits for: a few polls, then it yields the
   // core at every poll, then it sleeps. On the emulated cluster (4 ranks on 2 cores) a 4 KiB
   // exact allreduce took 1.2 ms spinning 1000 polls before sleeping, 0.2 ms this way.
-  constexpr unsigned kSpinPolls = 10, kYieldPolls = 1000;
+  constexpr unsigned kSpinPolls = 10, kYieldPolls = 1000, kNoticePolls = 16;
   ++idle_;
+  if (idle_ % kNoticePolls == 0 && context_.transport) {
+    const int from = context_.transport->probe(kFailureNoticeTag);
+    if (from >= 0) {
+      throwError(qcclRemoteError,
+                 "rank %d: rank %d gave up a call because it lost a peer; this call cannot "
+                 "complete either (qcclCommShrink makes a communicator of the survivors)",
+                 context_.globalRank(), from);
+    }
+  }
   if (idle_ > kSpinPolls + kYieldPolls) {
     std::this_thread::sleep_for(std::chrono::microseconds(50));
   } else if (idle_ > kSpinPolls) {

@@ -16,7 +16,8 @@ namespace qccl::coll {
 // Paces a polling loop: polls while messages flow, yields the core and then sleeps a little when
 // nothing happens (ranks may share cores with each other and with the kernel's network stack).
 // Throws Error: qcclTimeout past the deadline (naming what is still awaited), qcclInvalidUsage when
-// the communicator was aborted.
+// the communicator was aborted, qcclRemoteError when another rank gave its call up because it lost
+// a peer (kFailureNoticeTag; looked for once the loop has gone idle).
 class Backoff {
  public:
   explicit Backoff(const Context& context) : context_(context) {}

@@ -174,6 +174,20 @@ qcclResult_t qcclCommFinalize(qcclComm_t comm);
 qcclResult_t qcclCommDestroy(qcclComm_t comm);
 /* Stops the communicator at once, also while another thread is inside a call on it. */
 qcclResult_t qcclCommAbort(qcclComm_t comm);
+
+/* Elastic communicators (docs/RELIABILITY.md, "Elastic communicators"), ncclCommShrink's meaning:
+ * the ranks of comm not left out make a new communicator of themselves, renumbered in order;
+ * each of them calls it, the ranks left out do not. It works on a communicator whose last call
+ * failed because peers were lost (qcclRemoteError, qcclTimeout), and on a healthy one. The
+ * survivors agree, without the lost ranks' help, on whom to leave out: every caller's
+ * excludeRanksList, the ranks whose connections failed, and the ranks that did not join within
+ * QCCL_TIMEOUT; so a survivor that does not know who is gone passes an empty list. config NULL:
+ * the parent's settings. The parent stays (failed or not) until qcclCommDestroy. The new
+ * communicator's error-feedback state starts empty. */
+#define QCCL_SHRINK_DEFAULT 0x00
+#define QCCL_SHRINK_ABORT 0x01 /* cancel the parent's point-to-point messages in flight first */
+qcclResult_t qcclCommShrink(qcclComm_t comm, int* excludeRanksList, int excludeRanksCount,
+                            qcclComm_t* newcomm, qcclConfig_t* config, int shrinkFlags);
 qcclResult_t qcclCommCount(const qcclComm_t comm, int* count);
 qcclResult_t qcclCommUserRank(const qcclComm_t comm, int* rank);
 

@@ -1,9 +1,11 @@
 // Communicator lifecycle: unique ids, init, finalize, destroy, abort, queries.
 #include <mutex>
+#include <vector>
 
 #include "src/api/api_guard.h"
 #include "src/comm/collective_calls.h"
 #include "src/comm/comm.h"
+#include "src/comm/comm_shrink.h"
 #include "src/comm/unique_id_source.h"
 
 using qccl::apiCall;
@@ -43,6 +45,27 @@ qcclResult_t qcclCommInitFromNccl(qcclComm_t* comm, struct ncclComm* ncclComm,
   return apiCall(__func__, [&] {
     if (comm == nullptr) throwError(qcclInvalidArgument, "comm is NULL");
     *comm = qccl::adoptNccl(ncclComm, config);
+  });
+}
+
+qcclResult_t qcclCommShrink(qcclComm_t comm, int* excludeRanksList, int excludeRanksCount,
+                            qcclComm_t* newcomm, qcclConfig_t* config, int shrinkFlags) {
+  return apiCall(__func__, [&] {
+    if (newcomm == nullptr) throwError(qcclInvalidArgument, "newcomm is NULL");
+    *newcomm = nullptr;
+    if (excludeRanksCount < 0 || (excludeRanksCount > 0 && excludeRanksList == nullptr)) {
+      throwError(qcclInvalidArgument, "excludeRanksList is NULL or excludeRanksCount (%d) < 0",
+                 excludeRanksCount);
+    }
+    qcclComm& parent = qccl::knownComm(comm);
+    if (parent.state.load() == qcclComm::State::Aborted) {
+      throwError(qcclInvalidUsage,
+                 "qcclCommShrink: the communicator was aborted (its "
+                 "connections are closed): shrink it instead of aborting it");
+    }
+    *newcomm = qccl::shrinkComm(
+        parent, std::vector<int>(excludeRanksList, excludeRanksList + excludeRanksCount), config,
+        shrinkFlags);
   });
 }
 

@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "src/comm/comm.h"
+#include "src/comm/failure_notice.h"
 #include "src/common/error.h"
 #include "src/common/log.h"
 
@@ -27,6 +28,7 @@ void guarded(qcclComm& comm, Body&& body) {
       QCCL_WARN("rank %d: %s", comm.rank, e.what());
       if (comm.transport && (code == qcclTimeout || code == qcclRemoteError)) {
         comm.transport->peerLost();
+        noticeFailure(comm);
       }
     }
     throw;

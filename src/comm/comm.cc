@@ -80,8 +80,11 @@ qcclComm_t createComm(int nranks, const qcclUniqueId& id, int rank, const qcclCo
   if (nranks < 1 || rank < 0 || rank >= nranks) {
     throwError(qcclInvalidArgument, "rank %d is out of range for %d ranks", rank, nranks);
   }
+  return createComm(nranks, id, rank, resolveSettings(config));
+}
+
+qcclComm_t createComm(int nranks, const qcclUniqueId& id, int rank, const Settings& settings) {
   setLogRank(rank);
-  const Settings settings = resolveSettings(config);
   const bootstrap::RootInfo root = bootstrap::decodeUniqueId(id);
   auto comm = std::make_unique<qcclComm>();
   comm->rank = rank;

@@ -34,7 +34,8 @@ struct qcclComm {
   uint64_t seed = 0;
   uint64_t sequence = 1;
   std::atomic<bool> aborted{false};
-  std::mutex callMutex;  // one call at a time; abort waits for the call in flight
+  uint32_t shrinkRounds = 0;  // survivor agreements run on this communicator (their messages' tags)
+  std::mutex callMutex;       // one call at a time; abort waits for the call in flight
   std::unique_ptr<qccl::transport::Transport> transport;  // tagged: host buffers
   // Device buffers (src/comm/call_route.h): the executor on their GPU, made at the first call on
   // GPU memory, and NCCL as the stream-ordered exchange (made at init for QCCL_TRANSPORT=nccl,
@@ -55,6 +56,8 @@ struct qcclComm {
 namespace qccl {
 
 qcclComm_t createComm(int nranks, const qcclUniqueId& id, int rank, const qcclConfig_t* config);
+// The same with settings already resolved (a shrunk communicator inherits its parent's).
+qcclComm_t createComm(int nranks, const qcclUniqueId& id, int rank, const Settings& settings);
 // A communicator over an application's NCCL communicator (used, never destroyed).
 qcclComm_t adoptNccl(ncclComm* ncclComm, const qcclConfig_t* config);
 

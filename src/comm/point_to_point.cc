@@ -98,6 +98,10 @@ void PointToPoint::postAnySource(qcclComm& comm, uint32_t tag, uint64_t upTo) {
   }
 }
 
+void PointToPoint::cancelAll(qcclComm& comm) {
+  while (!pending_.empty()) cancel(comm, pending_.begin()->first);
+}
+
 void PointToPoint::cancel(qcclComm& comm, uint64_t id) {
   const auto it = pending_.find(id);
   if (it == pending_.end()) return;

@@ -53,6 +53,8 @@ class PointToPoint {
   bool test(qcclComm& comm, uint64_t id);
   // Abandons a message that is still pending.
   void cancel(qcclComm& comm, uint64_t id);
+  // Abandons every pending message (their requests stay the caller's to free).
+  void cancelAll(qcclComm& comm);
   size_t pending() const { return pending_.size(); }
 
  private:

@@ -135,6 +135,11 @@ bool LocalTransport::test(Request request) {
   return true;
 }
 
+bool LocalTransport::peerFailed(int peer) const {
+  std::lock_guard<std::mutex> lock(world_->mutex);
+  return !world_->alive[size_t(peer)];
+}
+
 int LocalTransport::probe(uint32_t tag) {
   std::lock_guard<std::mutex> lock(world_->mutex);
   for (int peer = 0; peer < size(); ++peer) {

@@ -34,6 +34,9 @@ class Transport {
   // The rank of a message under `tag` that has arrived and that no posted receive claims, or -1:
   // a receive from any source posts its receive for that rank (docs/API.md). Drives progress.
   virtual int probe(uint32_t tag) = 0;
+  // Whether the connection to `peer` failed (UCX's peer error handling, the local transport's
+  // departed ranks; Open MPI 4.1 reports no such thing).
+  virtual bool peerFailed(int) const { return false; }
   // A call failed because a peer is gone or silent (qcclRemoteError, qcclTimeout): a transport
   // whose shutdown would wait for every peer stops waiting for them.
   virtual void peerLost() {}
