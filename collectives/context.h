@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,7 @@ struct Context {
   StreamExchange* exchange = nullptr;         // stream schedules (stream_schedule.h)
   Group group;
   const std::atomic<bool>* aborted = nullptr;
+  std::set<int>* silent = nullptr;  // a timeout adds the ranks it was waiting for (qcclCommShrink)
   Deadline deadline = Deadline::after(std::chrono::milliseconds(0));
   uint64_t sequence = 0;           // the communicator's call counter: tags and SR streams
   uint32_t nextStep = 0;           // phases within the call

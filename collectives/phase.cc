@@ -11,6 +11,9 @@ void Backoff::idle(const std::function<std::string()>& awaited) {
     throwError(qcclInvalidUsage, "the communicator was aborted during the call");
   }
   if (context_.deadline.passed()) {
+    if (context_.silent && context_.transport) {
+      for (int peer : context_.transport->pendingPeers()) context_.silent->insert(peer);
+    }
     throwError(qcclTimeout, "rank %d: QCCL_TIMEOUT passed waiting for messages (%s)",
                context_.globalRank(), awaited().c_str());
   }

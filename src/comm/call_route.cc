@@ -126,6 +126,7 @@ coll::Context makeContext(qcclComm& comm, const CallRoute& route, const codec::C
   for (int r = 0; r < comm.nranks; ++r) c.group.ranks.push_back(r);
   c.group.me = comm.rank;
   c.aborted = &comm.aborted;
+  c.silent = &comm.silentPeers;
   c.deadline = Deadline::after(comm.settings.timeout);
   c.sequence = comm.sequence++;
   c.codec = spec;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 
 #include "collectives/context.h"
@@ -34,6 +35,7 @@ struct qcclComm {
   uint64_t seed = 0;
   uint64_t sequence = 1;
   std::atomic<bool> aborted{false};
+  std::set<int> silentPeers;  // ranks a call timed out waiting for: suspects for qcclCommShrink
   uint32_t shrinkRounds = 0;  // survivor agreements run on this communicator (their messages' tags)
   std::mutex callMutex;       // one call at a time; abort waits for the call in flight
   std::unique_ptr<qccl::transport::Transport> transport;  // tagged: host buffers

@@ -61,8 +61,10 @@ qcclComm_t shrinkComm(qcclComm& parent, const std::vector<int>& exclude, const q
   if (flags & QCCL_SHRINK_ABORT) parent.p2p.cancelAll(parent);
   settings.transport = childTransport(*parent.transport);
   const auto start = std::chrono::steady_clock::now();
-  const SurvivorDecision decision =
-      agreeOnSurvivors(*parent.transport, parent.shrinkRounds++, lost, parent.settings.timeout);
+  std::vector<bool> suspects(size_t(parent.nranks), false);
+  for (int r : parent.silentPeers) suspects[size_t(r)] = true;
+  const SurvivorDecision decision = agreeOnSurvivors(*parent.transport, parent.shrinkRounds++, lost,
+                                                     suspects, parent.settings.timeout);
   int size = 0, rank = 0;
   for (int r = 0; r < parent.nranks; ++r) {
     if (decision.lost[size_t(r)]) continue;

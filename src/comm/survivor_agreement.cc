@@ -19,6 +19,8 @@ using Clock = std::chrono::steady_clock;
 using transport::Transport;
 
 enum class Kind : uint32_t { View = 0, Decision = 1 };
+// A view's byte per rank.
+constexpr uint8_t kLost = 1, kSuspected = 2;
 
 uint32_t agreementTag(uint32_t round, Kind kind) {
   return ((round * 2 + uint32_t(kind)) << 8) | coll::kControlStep;
@@ -27,18 +29,21 @@ uint32_t agreementTag(uint32_t round, Kind kind) {
 // One participant's side of the agreement: its view, the messages it has in flight.
 class Participant {
  public:
-  Participant(Transport& transport, uint32_t round, std::vector<bool> lost)
+  Participant(Transport& transport, uint32_t round, std::vector<bool> lost,
+              const std::vector<bool>& suspects)
       : t_(transport),
         round_(round),
         n_(transport.size()),
         me_(transport.rank()),
         lost_(std::move(lost)),
+        suspectedAt_(size_t(n_)),
         heard_(size_t(n_)),
         inbox_(size_t(n_)),
         viewRequests_(size_t(n_), 0) {
     lost_[size_t(me_)] = false;
     for (int p = 0; p < n_; ++p) {
       if (t_.peerFailed(p)) lost_[size_t(p)] = true;
+      if (suspects[size_t(p)] && p != me_) suspectedAt_[size_t(p)] = Clock::now();
     }
   }
 
@@ -59,9 +64,13 @@ class Participant {
     unsigned idle = 0;
     while (true) {
       bool progressed = pollSends() | pollViews();
-      if (Clock::now() - start > joinWindow) {
-        for (int p = 0; p < n_; ++p) {  // never joined: lost
-          if (p != me_ && !lost_[size_t(p)] && heard_[size_t(p)].empty()) markLost(p);
+      const Clock::time_point now = Clock::now();
+      for (int p = 0; p < n_; ++p) {  // not joined in time: lost
+        if (p == me_ || lost_[size_t(p)] || !heard_[size_t(p)].empty()) continue;
+        const auto suspected = suspectedAt_[size_t(p)];
+        if (now - start > joinWindow ||
+            (suspected != Clock::time_point() && now - suspected > kSuspectGrace)) {
+          markLost(p);
         }
       }
       if (viewChanged_) {
@@ -95,10 +104,21 @@ class Participant {
     std::shared_ptr<std::vector<uint8_t>> bytes;  // kept until the send completes
   };
 
-  std::vector<uint8_t> encodedView() const {
+  // suspicions: whether to send them (views) or only the lost ranks (what must agree).
+  std::vector<uint8_t> encodedView(bool suspicions = true) const {
     std::vector<uint8_t> v(static_cast<size_t>(n_));
-    for (int p = 0; p < n_; ++p) v[size_t(p)] = lost_[size_t(p)] ? 1 : 0;
+    for (int p = 0; p < n_; ++p) {
+      if (lost_[size_t(p)]) {
+        v[size_t(p)] = kLost;
+      } else if (suspicions && isSuspected(p)) {
+        v[size_t(p)] = kSuspected;
+      }
+    }
     return v;
+  }
+
+  bool isSuspected(int p) const {
+    return suspectedAt_[size_t(p)] != Clock::time_point() && heard_[size_t(p)].empty();
   }
 
   void markLost(int p) {
@@ -186,29 +206,44 @@ class Participant {
       viewRequests_[size_t(p)] = 0;
       progressed = true;
       heard_[size_t(p)] = inbox_[size_t(p)];
+      if (heard_[size_t(p)][size_t(me_)] & kLost) {
+        throwError(qcclRemoteError,
+                   "rank %d: rank %d counts this rank lost (the survivors went on without it)", me_,
+                   p);
+      }
       for (int q = 0; q < n_; ++q) {
-        if (heard_[size_t(p)][size_t(q)] && q != me_) markLost(q);
+        const uint8_t seen = heard_[size_t(p)][size_t(q)];
+        if (q == me_ || lost_[size_t(q)]) continue;
+        if (seen & kLost) {
+          markLost(q);
+        } else if ((seen & kSuspected) && suspectedAt_[size_t(q)] == Clock::time_point() &&
+                   heard_[size_t(q)].empty()) {
+          suspectedAt_[size_t(q)] = Clock::now();  // its grace starts here
+          viewChanged_ = true;
+        }
       }
       if (!lost_[size_t(p)]) postViewReceive(p);
     }
     return progressed;
   }
 
+  // Every rank not counted lost has sent a view with the same lost ranks as this one's.
   bool everyoneAgrees() const {
-    const std::vector<uint8_t> mine = encodedView();
+    const std::vector<uint8_t> mine = encodedView(false);
     for (int p = 0; p < n_; ++p) {
       if (p == me_ || lost_[size_t(p)]) continue;
-      std::vector<uint8_t> theirs = heard_[size_t(p)];
+      const std::vector<uint8_t>& theirs = heard_[size_t(p)];
       if (theirs.empty()) return false;
-      theirs[size_t(p)] = 0;  // nobody counts itself lost
-      if (theirs != mine) return false;
+      for (int q = 0; q < n_; ++q) {
+        if ((theirs[size_t(q)] & kLost) != mine[size_t(q)]) return false;
+      }
     }
     return true;
   }
 
   SurvivorDecision decide() {
     SurvivorDecision d{lost_, newUniqueId()};
-    auto bytes = std::make_shared<std::vector<uint8_t>>(encodedView());
+    auto bytes = std::make_shared<std::vector<uint8_t>>(encodedView(false));
     bytes->insert(bytes->end(), d.id.internal, d.id.internal + sizeof d.id.internal);
     for (int p = 0; p < n_; ++p) {
       if (p != me_ && !lost_[size_t(p)]) send(p, Kind::Decision, bytes);
@@ -261,6 +296,7 @@ class Participant {
   const int n_;
   const int me_;
   std::vector<bool> lost_;
+  std::vector<Clock::time_point> suspectedAt_;  // when a suspicion reached this rank; zero: none
   bool viewChanged_ = true;
   std::vector<std::vector<uint8_t>> heard_;  // each rank's latest view; empty: not heard yet
   std::vector<std::vector<uint8_t>> inbox_;  // the view receive in flight from each rank
@@ -274,12 +310,13 @@ class Participant {
 }  // namespace
 
 SurvivorDecision agreeOnSurvivors(Transport& transport, uint32_t round, std::vector<bool> lost,
+                                  const std::vector<bool>& suspects,
                                   std::chrono::milliseconds joinWindow) {
-  if (lost.size() != size_t(transport.size())) {
+  if (lost.size() != size_t(transport.size()) || suspects.size() != lost.size()) {
     throwError(qcclInternalError, "agreement: a view of %zu ranks for %d", lost.size(),
                transport.size());
   }
-  Participant participant(transport, round, std::move(lost));
+  Participant participant(transport, round, std::move(lost), suspects);
   return participant.run(joinWindow);
 }
 

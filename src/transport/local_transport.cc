@@ -135,6 +135,12 @@ bool LocalTransport::test(Request request) {
   return true;
 }
 
+std::vector<int> LocalTransport::pendingPeers() const {
+  std::vector<int> peers;
+  for (const auto& entry : receives_) peers.push_back(entry.second.peer);
+  return peers;
+}
+
 bool LocalTransport::peerFailed(int peer) const {
   std::lock_guard<std::mutex> lock(world_->mutex);
   return !world_->alive[size_t(peer)];

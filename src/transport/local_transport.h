@@ -31,6 +31,7 @@ class LocalTransport : public Transport {
   bool test(Request request) override;
   void cancel(Request request) override;
   int probe(uint32_t tag) override;
+  std::vector<int> pendingPeers() const override;
   bool peerFailed(int peer) const override;
 
  private:

@@ -248,6 +248,12 @@ bool MpiTransport::test(Request request) {
   return true;
 }
 
+std::vector<int> MpiTransport::pendingPeers() const {
+  std::vector<int> peers;
+  for (const auto& entry : operations_) peers.push_back(entry.second.peer);
+  return peers;
+}
+
 int MpiTransport::probe(uint32_t tag) {
   const int mpiTag = int(tag & uint32_t(tagMask_));
   // Receives match when tested: let the posted ones of this tag take their messages first.

@@ -31,6 +31,7 @@ class MpiTransport : public Transport {
   bool test(Request request) override;
   void cancel(Request request) override;
   int probe(uint32_t tag) override;
+  std::vector<int> pendingPeers() const override;
   void peerLost() override;
 
   // True when this process runs under an MPI launcher (Open MPI, MPICH/PMI).

@@ -37,6 +37,9 @@ class Transport {
   // Whether the connection to `peer` failed (UCX's peer error handling, the local transport's
   // departed ranks; Open MPI 4.1 reports no such thing).
   virtual bool peerFailed(int) const { return false; }
+  // The peers of the requests still pending: when a call times out, the ranks it was waiting for
+  // (alive or not: a rank may itself be waiting for another).
+  virtual std::vector<int> pendingPeers() const = 0;
   // A call failed because a peer is gone or silent (qcclRemoteError, qcclTimeout): a transport
   // whose shutdown would wait for every peer stops waiting for them.
   virtual void peerLost() {}

@@ -279,6 +279,14 @@ bool UcxTransport::test(Request request) {
   return true;
 }
 
+std::vector<int> UcxTransport::pendingPeers() const {
+  std::vector<int> peers;
+  for (const auto& entry : operations_) {
+    if (!entry.second->done) peers.push_back(entry.second->peer);
+  }
+  return peers;
+}
+
 int UcxTransport::probe(uint32_t tag) {
   ucp_worker_progress(worker_);
   // Posted receives match on arrival, so what the probe finds (among the unexpected messages) no

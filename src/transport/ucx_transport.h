@@ -28,6 +28,7 @@ class UcxTransport : public Transport {
   bool test(Request request) override;
   void cancel(Request request) override;
   int probe(uint32_t tag) override;
+  std::vector<int> pendingPeers() const override;
   bool peerFailed(int peer) const override { return peerStatus_[size_t(peer)] != UCS_OK; }
 
   // Completion record of one operation; UCX's callbacks fill it in.

@@ -93,6 +93,28 @@ TEST(Shrink, ARankThatNeverJoinsIsLeftOutAfterTheTimeout) {
   });
 }
 
+// A rank that is alive but silent (a stopped process) makes the others' call time out; they then
+// suspect it, and leave it out a short grace after they meet, not a whole QCCL_TIMEOUT later.
+TEST(Shrink, ASilentRankIsLeftOutSoonAfterTheCallTimesOut) {
+  CommOptions options;
+  options.timeoutMs = 1000;
+  runRanks(3, options, [](int r, qcclComm_t comm) {
+    if (r == 2) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(3000));
+      return;
+    }
+    const auto start = std::chrono::steady_clock::now();
+    std::vector<float> x(1000, 1.0f), y(1000);
+    const qcclResult_t rc =
+        qcclAllReduce(x.data(), y.data(), x.size(), qcclFloat32, qcclSum, comm, nullptr);
+    RANK_EXPECT(rc == qcclTimeout || rc == qcclRemoteError, r, "allreduce: " << rc);
+    shrinkAndCheck(r, comm, {}, {0, 1});
+    const double s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    RANK_EXPECT(s < 2.0, r, "took " << s << " s from the call's start (QCCL_TIMEOUT 1 s)");
+  });
+}
+
 TEST(Shrink, BadArguments) {
   runRanks(2, {}, [](int r, qcclComm_t comm) {
     if (r != 0) return;
