@@ -37,13 +37,13 @@ def expected_reporters(case, n):
     return set(range(n - 1))
 
 
-def command(args, transport, n, case):
+def command(args, transport, n, case, extra=()):
     prog = os.path.join(args.build, "tests", "fault_rank")
     if transport == "ucx":
-        return [os.path.join(args.build, "src", "qcclrun"), "-n", str(n), prog, case]
+        return [os.path.join(args.build, "src", "qcclrun"), "-n", str(n), prog, case, *extra]
     # --enable-recovery: a rank that dies does not make mpirun kill the others.
     return [shutil.which("mpirun"), "--allow-run-as-root", "--oversubscribe", "--enable-recovery",
-            "-x", "QCCL_TRANSPORT", "-x", "QCCL_TIMEOUT", "-np", str(n), prog, case]
+            "-x", "QCCL_TRANSPORT", "-x", "QCCL_TIMEOUT", "-np", str(n), prog, case, *extra]
 
 
 def stacks_of(session):
@@ -59,11 +59,12 @@ def stacks_of(session):
     return report
 
 
-def run_once(args, transport, n, case):
+def run_once(args, transport, n, case, extra=()):
     env = dict(os.environ, QCCL_TRANSPORT=transport, QCCL_TIMEOUT=f"{args.timeout:g}")
     limit = args.timeout + 25
     start = time.monotonic()
-    proc = subprocess.Popen(command(args, transport, n, case), env=env, stdout=subprocess.PIPE,
+    proc = subprocess.Popen(command(args, transport, n, case, extra), env=env,
+                            stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:
         out, _ = proc.communicate(timeout=limit)
