@@ -23,15 +23,6 @@ std::vector<float> payload(int from, int to, size_t count) {
   return v;
 }
 
-std::mutex failureMutex;
-#define RANK_EXPECT(condition, rank, what)                                       \
-  do {                                                                           \
-    if (!(condition)) {                                                          \
-      std::lock_guard<std::mutex> lock(failureMutex);                            \
-      ADD_FAILURE() << "rank " << (rank) << ": " << what << " (" #condition ")"; \
-    }                                                                            \
-  } while (0)
-
 TEST(PointToPoint, SendAndReceiveAlone) {
   runRanks(2, {}, [](int r, qcclComm_t comm) {
     for (size_t count : {size_t(0), size_t(1), size_t(1000)}) {

@@ -5,6 +5,7 @@
 #include <qccl/qccl.h>
 
 #include <functional>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -22,6 +23,20 @@ struct CommOptions {
   int groupSize = QCCL_CONFIG_UNDEF_INT;
   const qcclUniqueId* id = nullptr;  // the unique id to use (fixes the comm's seed); else a new one
 };
+
+// A gtest expectation from a rank's thread, naming the rank (gtest's failures are thread-safe;
+// the lock keeps the message's parts together).
+inline std::mutex& rankFailureMutex() {
+  static std::mutex m;
+  return m;
+}
+#define RANK_EXPECT(condition, rank, what)                                       \
+  do {                                                                           \
+    if (!(condition)) {                                                          \
+      std::lock_guard<std::mutex> lock(::qccl::test::rankFailureMutex());        \
+      ADD_FAILURE() << "rank " << (rank) << ": " << what << " (" #condition ")"; \
+    }                                                                            \
+  } while (0)
 
 // fn(rank, comm) on every rank; returns after all threads finished. Failures inside fn should
 // use gtest's ADD_FAILURE (thread-safe) rather than ASSERT. id receives the unique id used.

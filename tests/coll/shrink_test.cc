@@ -14,15 +14,6 @@
 namespace qccl::test {
 namespace {
 
-std::mutex failureMutex;
-#define RANK_EXPECT(condition, rank, what)                                       \
-  do {                                                                           \
-    if (!(condition)) {                                                          \
-      std::lock_guard<std::mutex> lock(failureMutex);                            \
-      ADD_FAILURE() << "rank " << (rank) << ": " << what << " (" #condition ")"; \
-    }                                                                            \
-  } while (0)
-
 // The survivor's side: shrink, then check its new rank and size and an exact allreduce of the old
 // ranks (each survivor contributes old rank + 1 in every element).
 void shrinkAndCheck(int oldRank, qcclComm_t comm, std::vector<int> exclude,

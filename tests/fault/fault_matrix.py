@@ -80,6 +80,21 @@ def run_once(args, transport, n, case, extra=()):
     return {"hang": False, "reports": reports, "wall": time.monotonic() - start, "out": out}
 
 
+def trial(args, transport, n, case, judged, extra=()):
+    """One trial, run again while it fails by UCX's zero-copy assertion alone (see above):
+    (run, (passed, seconds, problem) from judged(run), retries)."""
+    run = run_once(args, transport, n, case, extra)
+    verdict, retries = judged(run), 0
+    while (not verdict[0] and retries < UCX_ZCOPY_RETRIES and
+           UCX_ZCOPY_DOUBLE_COMPLETION.search(run["out"])):
+        sys.stderr.write(f"--- {transport} n={n} {case}: UCX aborted a rank (zero-copy "
+                         f"completion assertion); trying again\n")
+        retries += 1
+        run = run_once(args, transport, n, case, extra)
+        verdict = judged(run)
+    return run, verdict, retries
+
+
 def judge(args, case, n, run):
     """(passed, worst seconds, problem)."""
     if run["hang"]:
@@ -102,15 +117,20 @@ def judge(args, case, n, run):
     return True, worst, ""
 
 
-def main():
+def matrix_arguments(cases, timeout):
+    """The options every matrix driver takes."""
     p = argparse.ArgumentParser()
     p.add_argument("--build", default="build")
     p.add_argument("--trials", type=int, default=20)
     p.add_argument("--ranks", default="2,4,7")
     p.add_argument("--transports", default="ucx,mpi")
-    p.add_argument("--cases", default=",".join(CASES))
-    p.add_argument("--timeout", type=int, default=5)
-    args = p.parse_args()
+    p.add_argument("--cases", default=",".join(cases))
+    p.add_argument("--timeout", type=int, default=timeout)
+    return p
+
+
+def main():
+    args = matrix_arguments(CASES, 5).parse_args()
     rows = []
     failed = 0
     for transport in args.transports.split(","):
@@ -118,16 +138,9 @@ def main():
             for case in args.cases.split(","):
                 passes, worst, errors, problems, retries = 0, 0.0, collections.Counter(), [], 0
                 for _ in range(args.trials):
-                    run = run_once(args, transport, n, case)
-                    ok, seconds, problem = judge(args, case, n, run)
-                    for _ in range(UCX_ZCOPY_RETRIES):
-                        if ok or not UCX_ZCOPY_DOUBLE_COMPLETION.search(run["out"]):
-                            break
-                        sys.stderr.write(f"--- {transport} n={n} {case}: UCX aborted a rank "
-                                         f"(zero-copy completion assertion); trying again\n")
-                        retries += 1
-                        run = run_once(args, transport, n, case)
-                        ok, seconds, problem = judge(args, case, n, run)
+                    run, (ok, seconds, problem), tried = trial(
+                        args, transport, n, case, lambda r: judge(args, case, n, r))
+                    retries += tried
                     for code, _, _ in run["reports"].values():
                         errors[CODES.get(code, str(code))] += 1
                     if ok:

@@ -9,13 +9,12 @@ printed). Prints a table and exits 1 if any run failed.
     python3 tests/fault/shrink_matrix.py --build build [--trials 20] [--ranks 2,4,7]
         [--victims 1,2] [--transports ucx,mpi] [--cases kill-before,...] [--timeout 2]
 """
-import argparse
 import os
 import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from fault_matrix import UCX_ZCOPY_DOUBLE_COMPLETION, UCX_ZCOPY_RETRIES, run_once  # noqa: E402
+from fault_matrix import matrix_arguments, trial  # noqa: E402
 
 CASES = ["kill-before", "kill-during", "kill-between", "stop", "exit-destroyed"]
 SHRINK = re.compile(r"SHRINK rank=(\d+) size=(\d+) seconds=([\d.]+) exact=(\d) hash=(\w+)")
@@ -47,14 +46,8 @@ def judge(args, n, victims, run):
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--build", default="build")
-    p.add_argument("--trials", type=int, default=20)
-    p.add_argument("--ranks", default="2,4,7")
+    p = matrix_arguments(CASES, 2)
     p.add_argument("--victims", default="1,2")
-    p.add_argument("--transports", default="ucx,mpi")
-    p.add_argument("--cases", default=",".join(CASES))
-    p.add_argument("--timeout", type=int, default=2)
     args = p.parse_args()
     rows, failed = [], 0
     for transport in args.transports.split(","):
@@ -66,14 +59,10 @@ def main():
                     passes, worst, problems, retries = 0, 0.0, [], 0
                     extra = ("shrink", str(victims))
                     for _ in range(args.trials):
-                        run = run_once(args, transport, n, case, extra)
-                        ok, seconds, problem = judge(args, n, victims, run)
-                        for _ in range(UCX_ZCOPY_RETRIES):
-                            if ok or not UCX_ZCOPY_DOUBLE_COMPLETION.search(run["out"]):
-                                break
-                            retries += 1
-                            run = run_once(args, transport, n, case, extra)
-                            ok, seconds, problem = judge(args, n, victims, run)
+                        run, (ok, seconds, problem), tried = trial(
+                            args, transport, n, case,
+                            lambda r, v=victims: judge(args, n, v, r), extra)
+                        retries += tried
                         if ok:
                             passes += 1
                             worst = max(worst, seconds)
