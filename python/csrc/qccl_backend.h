@@ -141,8 +141,7 @@ class QcclBackend : public c10d::Backend {
   // Runs job on the worker after what is queued, and waits for it.
   void runInOrder(std::function<void()> job);
   // Sends or receives (qcclIsend / qcclIrecv) `tensor` with `peer`: its Work completes in the
-  // background.
-  // peer kAnySource: a receive from any source (recvAnysource).
+  // background. A receive from peer kAnySource takes whichever rank sends (recvAnysource).
   c10::intrusive_ptr<c10d::Work> message(bool send, at::Tensor tensor, int peer, int tag);
   static constexpr int kAnySource = -1;
   // On the worker: every rank's block to and from every rank in one group of messages (the

@@ -95,6 +95,31 @@ def trial(args, transport, n, case, judged, extra=()):
     return run, verdict, retries
 
 
+class Row:
+    """One row of a matrix: args.trials trials of one (transport, ranks, case), each judged by
+    judged(run); the first failure's output goes to stderr under `name`."""
+
+    def __init__(self, args, transport, n, case, judged, extra=(), name=""):
+        self.passes, self.worst, self.problems, self.runs, retries = 0, 0.0, [], [], 0
+        for _ in range(args.trials):
+            run, (ok, seconds, problem), tried = trial(args, transport, n, case, judged, extra)
+            retries += tried
+            self.runs.append(run)
+            if ok:
+                self.passes += 1
+                self.worst = max(self.worst, seconds)
+            else:
+                self.problems.append(problem)
+                if len(self.problems) == 1:
+                    sys.stderr.write(f"--- {name}: {problem}\n{run['out'][-20000:]}\n")
+        self.failed = args.trials - self.passes
+        if retries:
+            self.problems.append(f"UCX zcopy assertion in {retries}, retried")
+
+    def problem_text(self):
+        return "; ".join(sorted(set(self.problems)))
+
+
 def judge(args, case, n, run):
     """(passed, worst seconds, problem)."""
     if run["hang"]:
@@ -136,27 +161,14 @@ def main():
     for transport in args.transports.split(","):
         for n in [int(v) for v in args.ranks.split(",")]:
             for case in args.cases.split(","):
-                passes, worst, errors, problems, retries = 0, 0.0, collections.Counter(), [], 0
-                for _ in range(args.trials):
-                    run, (ok, seconds, problem), tried = trial(
-                        args, transport, n, case, lambda r: judge(args, case, n, r))
-                    retries += tried
-                    for code, _, _ in run["reports"].values():
-                        errors[CODES.get(code, str(code))] += 1
-                    if ok:
-                        passes += 1
-                        worst = max(worst, seconds)
-                    else:
-                        problems.append(problem)
-                        if len(problems) == 1:
-                            sys.stderr.write(f"--- {transport} n={n} {case}: {problem}\n"
-                                             f"{run['out'][-20000:]}\n")
-                failed += args.trials - passes
+                row = Row(args, transport, n, case, lambda r: judge(args, case, n, r),
+                          name=f"{transport} n={n} {case}")
+                failed += row.failed
+                errors = collections.Counter(CODES.get(code, str(code)) for run in row.runs
+                                             for code, _, _ in run["reports"].values())
                 seen = ", ".join(f"{k} {v}" for k, v in sorted(errors.items()))
-                if retries:
-                    problems.append(f"UCX zcopy assertion in {retries}, retried")
-                rows.append(f"| {transport} | {n} | {case} | {passes}/{args.trials} | "
-                            f"{worst:.3f} | {seen} | {'; '.join(sorted(set(problems)))} |")
+                rows.append(f"| {transport} | {n} | {case} | {row.passes}/{args.trials} | "
+                            f"{row.worst:.3f} | {seen} | {row.problem_text()} |")
                 print(rows[-1], flush=True)
     print(f"\nQCCL_TIMEOUT={args.timeout:g} s, {args.trials} trials per row\n")
     print("| transport | ranks | case | passed | worst detection s | errors seen | problems |")

@@ -14,7 +14,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from fault_matrix import matrix_arguments, trial  # noqa: E402
+from fault_matrix import Row, matrix_arguments  # noqa: E402
 
 CASES = ["kill-before", "kill-during", "kill-between", "stop", "exit-destroyed"]
 SHRINK = re.compile(r"SHRINK rank=(\d+) size=(\d+) seconds=([\d.]+) exact=(\d) hash=(\w+)")
@@ -56,27 +56,13 @@ def main():
                 if victims >= n:
                     continue
                 for case in args.cases.split(","):
-                    passes, worst, problems, retries = 0, 0.0, [], 0
-                    extra = ("shrink", str(victims))
-                    for _ in range(args.trials):
-                        run, (ok, seconds, problem), tried = trial(
-                            args, transport, n, case,
-                            lambda r, v=victims: judge(args, n, v, r), extra)
-                        retries += tried
-                        if ok:
-                            passes += 1
-                            worst = max(worst, seconds)
-                        else:
-                            problems.append(problem)
-                            if len(problems) == 1:
-                                sys.stderr.write(f"--- {transport} n={n} victims={victims} "
-                                                 f"{case}: {problem}\n{run['out'][-20000:]}\n")
-                    failed += args.trials - passes
-                    if retries:
-                        problems.append(f"UCX zcopy assertion in {retries}, retried")
+                    row = Row(args, transport, n, case,
+                              lambda r, v=victims: judge(args, n, v, r),
+                              ("shrink", str(victims)), f"{transport} n={n} victims={victims} {case}")
+                    failed += row.failed
                     rows.append(f"| {transport} | {n} | {victims} | {case} | "
-                                f"{passes}/{args.trials} | {worst:.3f} | "
-                                f"{'; '.join(sorted(set(problems)))} |")
+                                f"{row.passes}/{args.trials} | {row.worst:.3f} | "
+                                f"{row.problem_text()} |")
                     print(rows[-1], flush=True)
     print(f"\nQCCL_TIMEOUT={args.timeout:g} s, {args.trials} trials per row\n")
     print("| transport | ranks | lost | case | passed | worst: failing call's start to the "
