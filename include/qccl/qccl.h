@@ -188,6 +188,19 @@ qcclResult_t qcclCommAbort(qcclComm_t comm);
 #define QCCL_SHRINK_ABORT 0x01 /* cancel the parent's point-to-point messages in flight first */
 qcclResult_t qcclCommShrink(qcclComm_t comm, int* excludeRanksList, int excludeRanksCount,
                             qcclComm_t* newcomm, qcclConfig_t* config, int shrinkFlags);
+/* Growing, ncclCommGrow's meaning (NCCL 2.30): new ranks join a running communicator between
+ * calls. One member gets a fresh id from qcclCommGetUniqueId (its process hosts the id's
+ * bootstrap root) and the application hands it to the new processes (a store, a file); then each
+ * member calls qcclCommGrow(comm, nRanks, &id on that member and NULL on the others, -1, ...) and
+ * each new process qcclCommGrow(NULL, nRanks, &id, rank, ...) with rank in [old size, nRanks).
+ * Members keep their ranks. The id carries a fresh secret: a process that does not prove it is
+ * refused and logged, and the others go on. An id is consumed by the grow its member passes it
+ * to, whatever the outcome, and a communicator gives no new one while its last is unconsumed.
+ * config NULL: the parent's settings (a new rank's: the environment's). The parent stays until
+ * qcclCommDestroy; the new communicator's error-feedback state starts empty. */
+qcclResult_t qcclCommGetUniqueId(qcclComm_t comm, qcclUniqueId* uniqueId);
+qcclResult_t qcclCommGrow(qcclComm_t comm, int nRanks, const qcclUniqueId* uniqueId, int rank,
+                          qcclComm_t* newcomm, qcclConfig_t* config);
 qcclResult_t qcclCommCount(const qcclComm_t comm, int* count);
 qcclResult_t qcclCommUserRank(const qcclComm_t comm, int* rank);
 

@@ -5,6 +5,7 @@
 #include "src/api/api_guard.h"
 #include "src/comm/collective_calls.h"
 #include "src/comm/comm.h"
+#include "src/comm/comm_grow.h"
 #include "src/comm/comm_shrink.h"
 #include "src/comm/unique_id_source.h"
 
@@ -60,12 +61,41 @@ qcclResult_t qcclCommShrink(qcclComm_t comm, int* excludeRanksList, int excludeR
     qcclComm& parent = qccl::knownComm(comm);
     if (parent.state.load() == qcclComm::State::Aborted) {
       throwError(qcclInvalidUsage,
-                 "qcclCommShrink: the communicator was aborted (its "
+                 "the communicator was aborted (its "
                  "connections are closed): shrink it instead of aborting it");
     }
     *newcomm = qccl::shrinkComm(
         parent, std::vector<int>(excludeRanksList, excludeRanksList + excludeRanksCount), config,
         shrinkFlags);
+  });
+}
+
+qcclResult_t qcclCommGetUniqueId(qcclComm_t comm, qcclUniqueId* uniqueId) {
+  return apiCall(__func__, [&] {
+    if (uniqueId == nullptr) throwError(qcclInvalidArgument, "uniqueId is NULL");
+    *uniqueId = qccl::growUniqueId(qccl::usableComm(comm));
+  });
+}
+
+qcclResult_t qcclCommGrow(qcclComm_t comm, int nRanks, const qcclUniqueId* uniqueId, int rank,
+                          qcclComm_t* newcomm, qcclConfig_t* config) {
+  return apiCall(__func__, [&] {
+    if (newcomm == nullptr) throwError(qcclInvalidArgument, "newcomm is NULL");
+    *newcomm = nullptr;
+    if (comm == nullptr) {  // a new rank: an init under the grow's id
+      if (uniqueId == nullptr) {
+        throwError(qcclInvalidArgument, "a new rank (comm NULL) needs the uniqueId");
+      }
+      if (rank < 0 || rank >= nRanks) {
+        throwError(qcclInvalidArgument, "new rank %d is out of range for %d ranks", rank, nRanks);
+      }
+      *newcomm = qccl::createComm(nRanks, *uniqueId, rank, config);
+      return;
+    }
+    if (rank != -1) {
+      throwError(qcclInvalidArgument, "a member passes rank -1 (it keeps its rank), not %d", rank);
+    }
+    *newcomm = qccl::growComm(qccl::usableComm(comm), nRanks, uniqueId, config);
   });
 }
 

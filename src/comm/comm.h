@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -37,6 +38,7 @@ struct qcclComm {
   std::atomic<bool> aborted{false};
   std::set<int> silentPeers;  // ranks a call timed out waiting for: suspects for qcclCommShrink
   uint32_t shrinkRounds = 0;  // survivor agreements run on this communicator (their messages' tags)
+  std::optional<qcclUniqueId> growId;  // from qcclCommGetUniqueId, until a grow consumes it
   std::mutex callMutex;       // one call at a time; abort waits for the call in flight
   std::unique_ptr<qccl::transport::Transport> transport;  // tagged: host buffers
   // Device buffers (src/comm/call_route.h): the executor on their GPU, made at the first call on

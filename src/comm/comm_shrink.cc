@@ -2,46 +2,26 @@
 
 #include <chrono>
 
+#include "src/comm/child_transport.h"
 #include "src/comm/survivor_agreement.h"
 #include "src/common/error.h"
 #include "src/common/log.h"
 
 namespace qccl {
 
-namespace {
-
-// The transport of the smaller communicator: the parent's, except MPI's, whose ranks must be the
-// MPI world's (Open MPI 4.1 has no ULFM to make a communicator of a subset after a failure): the
-// survivors' communicator then runs over UCX, bootstrapped through the agreement.
-transport::TransportKind childTransport(const transport::Transport& parent) {
-  using transport::TransportKind;
-  const TransportKind kind = transport::parseTransportKind(parent.name());
-  if (kind != TransportKind::Mpi) return kind;
-#if QCCL_HAVE_UCX
-  return TransportKind::Ucx;
-#else
-  throwError(qcclInvalidUsage,
-             "qcclCommShrink: a communicator over MPI shrinks onto UCX (the MPI transport's "
-             "ranks are MPI_COMM_WORLD's), and this build has no UCX");
-#endif
-}
-
-}  // namespace
-
 qcclComm_t shrinkComm(qcclComm& parent, const std::vector<int>& exclude, const qcclConfig_t* config,
                       int flags) {
   if ((flags & ~QCCL_SHRINK_ABORT) != 0) {
-    throwError(qcclInvalidArgument, "qcclCommShrink: unknown flags 0x%x", unsigned(flags));
+    throwError(qcclInvalidArgument, "unknown flags 0x%x", unsigned(flags));
   }
   std::vector<bool> lost(size_t(parent.nranks), false);
   for (int r : exclude) {
     if (r < 0 || r >= parent.nranks) {
-      throwError(qcclInvalidArgument,
-                 "qcclCommShrink: excluded rank %d is out of range for %d ranks", r, parent.nranks);
+      throwError(qcclInvalidArgument, "excluded rank %d is out of range for %d ranks", r,
+                 parent.nranks);
     }
     if (r == parent.rank) {
-      throwError(qcclInvalidArgument,
-                 "qcclCommShrink: rank %d excludes itself (excluded ranks do not call it)", r);
+      throwError(qcclInvalidArgument, "rank %d excludes itself (excluded ranks do not call it)", r);
     }
     lost[size_t(r)] = true;
   }
@@ -49,12 +29,12 @@ qcclComm_t shrinkComm(qcclComm& parent, const std::vector<int>& exclude, const q
   std::lock_guard<std::mutex> lock(parent.callMutex);
   if (!parent.transport) {
     throwError(qcclInvalidUsage,
-               "qcclCommShrink: the survivors agree over a host transport (ucx, mpi, local); "
+               "the survivors agree over a host transport (ucx, mpi, local); "
                "this communicator has only NCCL");
   }
   if (parent.p2p.pending() > 0 && !(flags & QCCL_SHRINK_ABORT)) {
     throwError(qcclInvalidUsage,
-               "qcclCommShrink: %zu point-to-point message(s) still pending on the parent: wait "
+               "%zu point-to-point message(s) still pending on the parent: wait "
                "for them, or pass QCCL_SHRINK_ABORT to cancel them",
                parent.p2p.pending());
   }
