@@ -39,6 +39,7 @@ def ddp_comm_hook(state: DdpHookState,
     work = _C.all_reduce(state.backend, tensor, dist.ReduceOp.AVG, key)
 
     def unpack(fut):
+        fut.wait()  # a failed allreduce fails the hook's future (then() runs on errors too)
         if not in_order:
             offset = 0
             for i in order:
