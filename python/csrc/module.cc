@@ -105,6 +105,51 @@ PYBIND11_MODULE(_C, m) {
         qcclBackend(b).loadEfState(bytes);
       },
       py::arg("backend"), py::arg("state"));
+  // Elastic membership (qccl/torch/elastic.py): each returns the backend of the new communicator.
+  m.def(
+      "shrink",
+      [](const c10::intrusive_ptr<c10d::Backend>& b, const std::vector<int>& exclude)
+          -> c10::intrusive_ptr<c10d::Backend> { return qcclBackend(b).shrink(exclude); },
+      py::arg("backend"), py::arg("exclude"), py::call_guard<py::gil_scoped_release>());
+  m.def(
+      "grow_unique_id",
+      [](const c10::intrusive_ptr<c10d::Backend>& b) {
+        std::vector<uint8_t> id;
+        {
+          py::gil_scoped_release release;
+          id = qcclBackend(b).growUniqueId();
+        }
+        return py::bytes(reinterpret_cast<const char*>(id.data()), id.size());
+      },
+      py::arg("backend"));
+  m.def(
+      "grow",
+      [](const c10::intrusive_ptr<c10d::Backend>& b, int size,
+         std::optional<std::string> id) -> c10::intrusive_ptr<c10d::Backend> {
+        std::optional<std::vector<uint8_t>> bytes;
+        if (id) bytes.emplace(id->begin(), id->end());
+        py::gil_scoped_release release;
+        return qcclBackend(b).grow(size, bytes);
+      },
+      py::arg("backend"), py::arg("size"), py::arg("id") = py::none());
+  m.def(
+      "join",
+      [](int size, const std::string& id, int rank, std::chrono::milliseconds timeout,
+         std::optional<std::string> codec, std::optional<std::string> transport,
+         std::optional<std::string> algorithm, std::optional<size_t> minBytes,
+         std::optional<bool> errorFeedback, std::optional<std::string> efDtype,
+         std::optional<float> efDecay) -> c10::intrusive_ptr<c10d::Backend> {
+        const BackendOptions options{codec,         transport, algorithm, minBytes,
+                                     errorFeedback, efDtype,   efDecay};
+        const std::vector<uint8_t> bytes(id.begin(), id.end());
+        py::gil_scoped_release release;
+        return QcclBackend::join(size, bytes, rank, timeout, options);
+      },
+      py::arg("size"), py::arg("id"), py::arg("rank"), py::arg("timeout"),
+      py::arg("codec") = py::none(), py::arg("transport") = py::none(),
+      py::arg("algorithm") = py::none(), py::arg("min_bytes") = py::none(),
+      py::arg("error_feedback") = py::none(), py::arg("ef_dtype") = py::none(),
+      py::arg("ef_decay") = py::none());
   m.def("version", [] {
     int v = 0;
     qcclGetVersion(&v);

@@ -70,19 +70,7 @@ void check(qcclResult_t result, const char* what) {
                            ": " + qcclGetLastError(nullptr));
 }
 
-QcclBackend::QcclBackend(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
-                         std::chrono::milliseconds timeout, const BackendOptions& options)
-    : Backend(rank, size),
-      timeout_(timeout.count() > 0 ? timeout : std::chrono::milliseconds(300000)) {
-  qcclUniqueId id;
-  if (rank == 0) {
-    check(qcclGetUniqueId(&id), "qcclGetUniqueId");
-    store->set(kUniqueIdKey, std::vector<uint8_t>(id.internal, id.internal + sizeof id.internal));
-  } else {
-    const std::vector<uint8_t> bytes = store->get(kUniqueIdKey);
-    TORCH_CHECK(bytes.size() == sizeof id.internal, "qccl backend: bad unique id in the store");
-    std::memcpy(id.internal, bytes.data(), sizeof id.internal);
-  }
+qcclConfig_t configOf(const BackendOptions& options, std::chrono::milliseconds timeout) {
   qcclConfig_t config = QCCL_CONFIG_INITIALIZER;
   if (options.codec) config.codec = options.codec->c_str();
   if (options.transport) config.transport = options.transport->c_str();
@@ -96,10 +84,46 @@ QcclBackend::QcclBackend(const c10::intrusive_ptr<c10d::Store>& store, int rank,
   }
   if (options.efDecay) config.efDecay = *options.efDecay;
   if (timeout.count() > 0 && timeout.count() < INT32_MAX) config.timeoutMs = int(timeout.count());
+  return config;
+}
+
+QcclBackend::QcclBackend(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
+                         std::chrono::milliseconds timeout, const BackendOptions& options)
+    : Backend(rank, size), timeout_(timeout.count() > 0 ? timeout : kDefaultTimeout) {
+  qcclUniqueId id;
+  if (rank == 0) {
+    check(qcclGetUniqueId(&id), "qcclGetUniqueId");
+    store->set(kUniqueIdKey, std::vector<uint8_t>(id.internal, id.internal + sizeof id.internal));
+  } else {
+    const std::vector<uint8_t> bytes = store->get(kUniqueIdKey);
+    TORCH_CHECK(bytes.size() == sizeof id.internal, "qccl backend: bad unique id in the store");
+    std::memcpy(id.internal, bytes.data(), sizeof id.internal);
+  }
+  qcclConfig_t config = configOf(options, timeout);
   check(qcclCommInitRankConfig(&comm_, size, id, rank, &config), "qcclCommInitRankConfig");
   worker_ = std::make_unique<OrderedWorker>();
   completer_ = std::make_unique<P2pCompleter>(timeout_);
 }
+
+namespace {
+int rankOf(qcclComm_t comm) {
+  int rank = -1;
+  check(qcclCommUserRank(comm, &rank), "qcclCommUserRank");
+  return rank;
+}
+int sizeOf(qcclComm_t comm) {
+  int size = 0;
+  check(qcclCommCount(comm, &size), "qcclCommCount");
+  return size;
+}
+}  // namespace
+
+QcclBackend::QcclBackend(qcclComm_t comm, std::chrono::milliseconds timeout)
+    : Backend(rankOf(comm), sizeOf(comm)),
+      comm_(comm),
+      timeout_(timeout),
+      worker_(std::make_unique<OrderedWorker>()),
+      completer_(std::make_unique<P2pCompleter>(timeout)) {}
 
 QcclBackend::~QcclBackend() {
   worker_.reset();     // finishes the queued collectives

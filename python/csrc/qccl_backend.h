@@ -45,7 +45,24 @@ class QcclBackend : public c10d::Backend {
  public:
   QcclBackend(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
               std::chrono::milliseconds timeout, const BackendOptions& options);
+  // Over a communicator made already (shrunk, grown); the backend destroys it.
+  QcclBackend(qcclComm_t comm, std::chrono::milliseconds timeout);
   ~QcclBackend() override;
+
+  // Elastic membership (qccl_backend_elastic.cc; qccl/torch/elastic.py): each runs after the
+  // collectives queued before it and returns a backend over the new communicator; this one stays
+  // as it is (failed or not) until it is dropped.
+  // qcclCommShrink naming `exclude` (the survivors agree on who else is gone), cancelling the
+  // point-to-point messages still pending.
+  c10::intrusive_ptr<QcclBackend> shrink(const std::vector<int>& exclude);
+  // qcclCommGetUniqueId: the id new ranks join this group's next grow with.
+  std::vector<uint8_t> growUniqueId();
+  // A member's qcclCommGrow; `id`: the one growUniqueId gave, on that member only.
+  c10::intrusive_ptr<QcclBackend> grow(int size, const std::optional<std::vector<uint8_t>>& id);
+  // A new process's qcclCommGrow, with the settings of `options`.
+  static c10::intrusive_ptr<QcclBackend> join(int size, const std::vector<uint8_t>& id, int rank,
+                                              std::chrono::milliseconds timeout,
+                                              const BackendOptions& options);
 
   const std::string getBackendName() const override { return "qccl"; }
 
@@ -162,5 +179,11 @@ void writeBack(const at::Tensor& host, at::Tensor& out);
 
 // Throws std::runtime_error with qccl's message for a failed call.
 void check(qcclResult_t result, const char* what);
+
+// The communicator's config for `options` (its strings point into them) and the group's timeout.
+qcclConfig_t configOf(const BackendOptions& options, std::chrono::milliseconds timeout);
+
+// How long a group waits when torch gives it no timeout.
+constexpr std::chrono::milliseconds kDefaultTimeout(300000);
 
 }  // namespace qccl::torch_backend

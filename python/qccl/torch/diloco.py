@@ -85,6 +85,7 @@ class _Fragment:
         self.offset = offset  # the fragment's first synchronisation step
         self.theta = torch.cat([p.detach().reshape(-1).float() for p in params])
         self.momentum = None  # nesterov, after the first update
+        self.last_round = None  # elastic: what undoes the last update (DiLoCo.regroup)
         self.pending = None   # the allreduce: {"work", "delta", "snapshot", "apply_at"}
         self.check = None     # the replica check in flight: (work, hashes, step)
 
@@ -106,7 +107,7 @@ class DiLoCo:
                  outer_momentum: float = 0.9, codec: Optional[str] = None,
                  ef_decay: Optional[float] = None, fragments: int = 1,
                  overlap: Union[bool, int] = False, check_replicas: bool = True, group=None,
-                 name: str = "diloco"):
+                 name: str = "diloco", elastic: bool = False, joining: bool = False):
         if outer not in OUTER_RULES:
             raise ValueError(f"DiLoCo: outer={outer!r} is not one of {OUTER_RULES}")
         if not isinstance(sync_every, int) or sync_every < 1:
@@ -129,6 +130,10 @@ class DiLoCo:
         # sparseloco's β; nesterov leaves the group's (QCCL_EF_DECAY, default 1) unless given.
         self.ef_decay = ef_decay if ef_decay is not None or outer != "sparseloco" else 0.9
         self.check_replicas = check_replicas
+        # Elastic runs keep what undoes each fragment's last update (its θ and momentum before, the
+        # replica it started from: three copies of the parameters), so that regroup() can redo a
+        # round that some survivors finished and others did not.
+        self.keep_last_round = elastic
         self.group = group if group is not None else dist.group.WORLD
         self.name = name
         self.step = 0
@@ -137,12 +142,17 @@ class DiLoCo:
             raise ValueError("DiLoCo: the model has no trainable parameters")
         self.device = params[0].device
         self.backend = qccl_backend(self.group, self.device)
-        with torch.no_grad():  # every replica starts from rank 0's parameters
-            for p in params:
-                dist.broadcast(p.data, src=dist.get_global_rank(self.group, 0), group=self.group)
+        if not joining:
+            with torch.no_grad():  # every replica starts from rank 0's parameters
+                for p in params:
+                    dist.broadcast(p.data, group_src=0, group=self.group)
         self.fragments = [
             _Fragment(f, g, ((f + 1) * sync_every) // fragments)
             for f, g in enumerate(_fragments(params, fragments))]
+        if joining:
+            self.keep_last_round = True
+            self._redo_failed_rounds()
+            self._hand_over()
         self._hook = inner_optimizer.register_step_post_hook(lambda *_: self._after_step())
 
     # ---- the schedule ------------------------------------------------------------------------
@@ -170,10 +180,14 @@ class DiLoCo:
     def _land(self, f):
         """Waits for the fragment's allreduce, applies the outer rule to θ and moves the replica
         onto it (keeping what it trained since the allreduce started, with overlap)."""
-        pending, f.pending = f.pending, None
+        pending = f.pending
         if pending["work"] is not None:
-            pending["work"].wait()
+            pending["work"].wait()  # raises when a peer is lost: the round stays for regroup()
+        f.pending = None
         self._resolve_check(f)
+        if self.keep_last_round:
+            f.last_round = {"snapshot": pending["snapshot"], "theta": f.theta.clone(),
+                            "momentum": None if f.momentum is None else f.momentum.clone()}
         self._outer_step(f, pending["delta"])
         if self.check_replicas:
             self._start_check(f)
@@ -220,6 +234,69 @@ class DiLoCo:
                 f"the update of inner step {step}: group ranks {differ} disagree with rank 0 (a "
                 f"replica diverged: resumed from another checkpoint, or changed outside the outer "
                 f"loop)")
+
+    # ---- elastic membership (qccl.torch.ElasticWorld) ------------------------------------
+
+    def regroup(self, group=None):
+        """After the world changed (ElasticWorld.shrink or admit), every member calls it at the
+        same point, and every new rank makes its DiLoCo there with joining=True (both need
+        elastic=True from the start). A round whose allreduce failed on any survivor (the lost
+        peer's) runs again over the new group, from the same replicas (the survivors keep what
+        they trained; those that had finished it undo it first); then rank 0 hands θ, the outer
+        momentum and the step counter to every rank (checked by hash) and every replica restarts
+        from θ. The error-feedback residuals (sparseloco's accumulators) start from zero in the
+        new communicator."""
+        if not self.keep_last_round:
+            raise RuntimeError("DiLoCo.regroup: make the loop with elastic=True")
+        self.group = group if group is not None else dist.group.WORLD
+        self.backend = qccl_backend(self.group, self.device)
+        self._redo_failed_rounds()
+        self._hand_over()
+
+    def _redo_failed_rounds(self):
+        """Every rank of the new group learns which fragments' rounds failed anywhere, and they
+        redo those together."""
+        if self.delay:
+            raise RuntimeError("DiLoCo: elastic membership is not supported with overlap (a "
+                               "round in flight on the old group cannot be redone)")
+        failed = torch.tensor([f.pending is not None for f in self.fragments], dtype=torch.int64)
+        dist.all_reduce(failed, op=dist.ReduceOp.MAX, group=self.group)
+        for f, redo in zip(self.fragments, failed.tolist()):
+            f.check = None  # its gather ran on the old group
+            if not redo:
+                continue
+            if f.pending is None and f.last_round is None:  # a new rank: no round to redo
+                raise RuntimeError("DiLoCo: a round failed on the members before this rank "
+                                   "joined (the members regroup() after a shrink, then admit)")
+            if f.pending is None:  # finished here, failed elsewhere: undo it
+                f.theta, f.momentum = f.last_round["theta"], f.last_round["momentum"]
+                f.write_local(f.last_round["snapshot"])
+            else:
+                f.write_local(f.pending["snapshot"])
+                f.pending = None
+            self._start(f)
+
+    def _hand_over(self):
+        """Rank 0's θ, outer momentum and step counter to every rank of the group (collective);
+        the replicas restart from θ."""
+        from .elastic import broadcast_state
+
+        header = torch.tensor([self.step] + [f.momentum is not None for f in self.fragments],
+                              dtype=torch.int64)
+        dist.broadcast(header, group_src=0, group=self.group)
+        self.step = int(header[0])
+        state = {}
+        for f, has_momentum in zip(self.fragments, header[1:].tolist()):
+            state[f"theta{f.index}"] = f.theta
+            if has_momentum:
+                if f.momentum is None:
+                    f.momentum = torch.empty_like(f.theta)
+                state[f"momentum{f.index}"] = f.momentum
+            else:
+                f.momentum = None
+        broadcast_state(state, group=self.group)
+        for f in self.fragments:
+            f.write_local(f.theta)
 
     # ---- what users call -----------------------------------------------------------------
 
