@@ -10,7 +10,7 @@ from datetime import timedelta
 
 import torch.distributed as dist
 
-from launch import free_port
+from launch import collect, free_port
 
 WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "elastic_worker.py")
 
@@ -29,16 +29,7 @@ def run_job(out, ranks, worker_args, env=None, timeout=1800):
     if "--admit-step" in worker_args:
         procs.append(subprocess.Popen(command + ["--joiner"], env=base, stdout=subprocess.PIPE,
                                       stderr=subprocess.STDOUT, text=True))
-    outputs = []
-    for p in procs:
-        try:
-            text, _ = p.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            for q in procs:
-                q.kill()
-            text, _ = p.communicate()
-            text += f"\n(timed out after {timeout} s)"
-        outputs.append((p.returncode, text))
+    outputs = collect(procs, timeout)
     del store
     results = []
     for path in sorted(glob.glob(f"{out}.*.json")):

@@ -24,6 +24,12 @@ def run_ranks(script, world_size, args=(), env=None, timeout=600):
         procs.append(subprocess.Popen([sys.executable, script, *map(str, args)], env=e,
                                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                       text=True))
+    return collect(procs, timeout)
+
+
+def collect(procs, timeout):
+    """Waits for every process (all killed once one outlives the timeout); returns
+    [(returncode, output)] in their order."""
     results = []
     for p in procs:
         try:
