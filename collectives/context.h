@@ -50,7 +50,18 @@ constexpr uint32_t kControlStep = 0xFE;
 // A rank whose call failed because a peer was lost or silent sends every other rank a notice under
 // this tag, so that ranks still waiting in their own call (perhaps for a rank that is alive but
 // gave up) stop at once instead of at their timeout (src/comm/call_guard.h).
+// The notice carries the sequence of the call its sender gave up (uint64_t): a rank still in an
+// earlier call goes on with it, since the sender finished that one and its messages are on their
+// way; a rank in that call or a later one stops.
 constexpr uint32_t kFailureNoticeTag = (0xFFFFFFu << 8) | kControlStep;
+
+// The earliest call given up among the notices a rank has taken in (from: -1 while none has
+// come). Kept by the communicator: the notice that reached a rank during an earlier call stops the
+// call it is meant for.
+struct FailureNotice {
+  int from = -1;
+  uint64_t sequence = 0;
+};
 
 struct Context {
   transport::Transport* transport = nullptr;  // tagged schedules
@@ -58,6 +69,7 @@ struct Context {
   Group group;
   const std::atomic<bool>* aborted = nullptr;
   std::set<int>* silent = nullptr;  // a timeout adds the ranks it was waiting for (qcclCommShrink)
+  FailureNotice* notice = nullptr;  // the communicator's: notices taken in (kFailureNoticeTag)
   Deadline deadline = Deadline::after(std::chrono::milliseconds(0));
   uint64_t sequence = 0;           // the communicator's call counter: tags and SR streams
   uint32_t nextStep = 0;           // phases within the call

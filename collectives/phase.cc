@@ -23,19 +23,42 @@ void Backoff::idle(const std::function<std::string()>& awaited) {
   // exact allreduce took 1.2 ms spinning 1000 polls before sleeping, 0.2 ms this way.
   constexpr unsigned kSpinPolls = 10, kYieldPolls = 1000, kNoticePolls = 16;
   ++idle_;
-  if (idle_ % kNoticePolls == 0 && context_.transport) {
-    const int from = context_.transport->probe(kFailureNoticeTag);
-    if (from >= 0) {
+  if (idle_ % kNoticePolls == 0 && context_.transport && context_.notice) {
+    takeNotices();
+    const FailureNotice& notice = *context_.notice;
+    if (notice.from >= 0 && notice.sequence <= context_.sequence) {
       throwError(qcclRemoteError,
                  "rank %d: rank %d gave up a call because it lost a peer; this call cannot "
                  "complete either (qcclCommShrink makes a communicator of the survivors)",
-                 context_.globalRank(), from);
+                 context_.globalRank(), notice.from);
     }
   }
   if (idle_ > kSpinPolls + kYieldPolls) {
     std::this_thread::sleep_for(std::chrono::microseconds(50));
   } else if (idle_ > kSpinPolls) {
     std::this_thread::yield();
+  }
+}
+
+void Backoff::takeNotices() {
+  FailureNotice& earliest = *context_.notice;
+  for (int from; (from = context_.transport->probe(kFailureNoticeTag)) >= 0;) {
+    // The probe found the notice arrived: its receive completes at once.
+    uint64_t sequence = 0;
+    const transport::Transport::Request request =
+        context_.transport->irecv(from, kFailureNoticeTag, &sequence, sizeof sequence);
+    try {
+      while (!context_.transport->test(request)) {
+        if (context_.deadline.passed()) {
+          context_.transport->cancel(request);
+          sequence = 0;  // unread: taken as the earliest call
+          break;
+        }
+      }
+    } catch (const Error&) {
+      sequence = 0;  // a lost sender or a foreign size: taken as the earliest call
+    }
+    if (earliest.from < 0 || sequence < earliest.sequence) earliest = {from, sequence};
   }
 }
 

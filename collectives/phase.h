@@ -17,7 +17,8 @@ namespace qccl::coll {
 // nothing happens (ranks may share cores with each other and with the kernel's network stack).
 // Throws Error: qcclTimeout past the deadline (naming what is still awaited), qcclInvalidUsage when
 // the communicator was aborted, qcclRemoteError when another rank gave its call up because it lost
-// a peer (kFailureNoticeTag; looked for once the loop has gone idle).
+// a peer in this call or an earlier one (kFailureNoticeTag; looked for once the loop has gone
+// idle).
 class Backoff {
  public:
   explicit Backoff(const Context& context) : context_(context) {}
@@ -25,6 +26,8 @@ class Backoff {
   void idle(const std::function<std::string()>& awaited);
 
  private:
+  void takeNotices();  // receives every notice that has arrived into context_.notice
+
   const Context& context_;
   unsigned idle_ = 0;
 };

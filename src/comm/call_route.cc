@@ -127,6 +127,7 @@ coll::Context makeContext(qcclComm& comm, const CallRoute& route, const codec::C
   c.group.me = comm.rank;
   c.aborted = &comm.aborted;
   c.silent = &comm.silentPeers;
+  c.notice = &comm.failureNotice;
   c.deadline = Deadline::after(comm.settings.timeout);
   c.sequence = comm.sequence++;
   c.codec = spec;

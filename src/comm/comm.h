@@ -37,9 +37,11 @@ struct qcclComm {
   uint64_t sequence = 1;
   std::atomic<bool> aborted{false};
   std::set<int> silentPeers;  // ranks a call timed out waiting for: suspects for qcclCommShrink
+  qccl::coll::FailureNotice failureNotice;  // other ranks' notices of calls they gave up
+  uint64_t gaveUp = 0;  // the call this rank gave up: its notices' payload, alive while they go
   uint32_t shrinkRounds = 0;  // survivor agreements run on this communicator (their messages' tags)
   std::optional<qcclUniqueId> growId;  // from qcclCommGetUniqueId, until a grow consumes it
-  std::mutex callMutex;       // one call at a time; abort waits for the call in flight
+  std::mutex callMutex;                // one call at a time; abort waits for the call in flight
   std::unique_ptr<qccl::transport::Transport> transport;  // tagged: host buffers
   // Device buffers (src/comm/call_route.h): the executor on their GPU, made at the first call on
   // GPU memory, and NCCL as the stream-ordered exchange (made at init for QCCL_TRANSPORT=nccl,

@@ -39,8 +39,9 @@ int main(int argc, char** argv) {
     if (rc == qcclSuccess) continue;
     const bool expected =
         (rc == qcclRemoteError || rc == qcclTimeout) && step == 2 && seconds < timeout + 5;
-    std::printf("rank %d %s: %s after %.1f s (%s)\n", rank, expected ? "survived" : "FAILED",
-                qcclGetErrorString(rc), seconds, qcclGetLastError(nullptr));
+    std::printf("rank %d %s: %s in call %d after %.1f s (%s)\n", rank,
+                expected ? "survived" : "FAILED", qcclGetErrorString(rc), step, seconds,
+                qcclGetLastError(nullptr));
     qcclCommAbort(comm);
     return expected ? 0 : 1;
   }
