@@ -12,9 +12,9 @@ the backward's); they shrink, regroup and go on (diloco: the round is redone; dd
 --admit-step T: after step T (a synchronisation) the members wait for one process to ask and admit
 it (its first step is then T + 1).
 
-After a change, diloco's regroup() hands the global state over; ddp's is the script's own: a new
-DistributedDataParallel (its constructor broadcasts rank 0's parameters), then rank 0's AdamW state
-and step counter through qccl.torch.broadcast_state.
+After a change, diloco's regroup() hands the global state over (and rank 0's AdamW state to a new
+rank); ddp's is the script's own: a new DistributedDataParallel (its constructor broadcasts rank 0's
+parameters), then rank 0's step counter and AdamW state (qccl.torch.broadcast_optimizer_state).
 
 Each process writes OUT.<pid>.json: its training losses, each step's wall-clock (seconds, the
 synchronisation and any change at it included), the changes it went through (what, when, the size
@@ -162,18 +162,10 @@ class DDPLoop:
         qccl.torch.register_ddp_hook(self.ddp)
 
     def _hand_over(self):
-        params = list(self.model.parameters())
-        state = {}
-        for i, p in enumerate(params):
-            s = self.opt.state[p]
-            if not s:  # a new rank: AdamW's state, shaped as the members'
-                s.update(step=torch.tensor(0.0), exp_avg=torch.zeros_like(p),
-                         exp_avg_sq=torch.zeros_like(p))
-            state.update({f"{i}.{k}": v for k, v in s.items()})
         counter = torch.tensor([self.step])
         dist.broadcast(counter, group_src=0)
         self.step = int(counter)
-        qccl.torch.broadcast_state(state)
+        qccl.torch.broadcast_optimizer_state(self.opt)
 
     def steps_done(self):
         return self.step

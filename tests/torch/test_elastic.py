@@ -8,13 +8,14 @@ Asserts that the job finishes without a restart; that each survivor's log shows 
 ranks) and the admission (2 -> 3), the new process its join; that the parameters (DiLoCo: the
 global ones) end bit-identical on the three processes; and that the final validation loss is
 within 5 % of the same job's undisturbed (CI's runs are short and noisy; the 1 % claim is the big
-model's).
+model's). Beside it, the state handover on its own: broadcast_state and broadcast_optimizer_state.
 """
 import os
 
 import pytest
 
 from elastic_run import run_job
+from launch import run_ranks
 
 COMMON = ["--model", "0.14M", "--batch", "8", "--eval-windows", 128]
 LOOPS = {  # loop -> (arguments, QCCL_* environment, kill step, admit step)
@@ -52,3 +53,11 @@ def test_a_killed_rank_is_shrunk_away_and_a_new_process_admitted_without_a_resta
     baseline = [r["validation"] for r in undisturbed if "validation" in r]
     print("validation loss: with churn", final, "undisturbed", baseline)
     assert len(final) == 1 and final[0] < 1.05 * baseline[0], (final, baseline)
+
+
+def test_state_handover_gives_rank_0s_state_to_new_ranks_and_refuses_mismatches():
+    """broadcast_state and broadcast_optimizer_state on 3 ranks (state_handover_worker.py)."""
+    worker = os.path.join(os.path.dirname(__file__), "state_handover_worker.py")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("QCCL_")}
+    for rank, (code, output) in enumerate(run_ranks(worker, 3, env=env, timeout=300)):
+        assert code == 0, f"rank {rank}:\n{output[-3000:]}"

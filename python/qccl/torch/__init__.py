@@ -30,11 +30,12 @@ except ImportError as e:
 from .ddp import DdpHookState, ddp_comm_hook, register_ddp_hook
 from .diloco import DiLoCo
 from .ef_state import attach_ef_state, ef_state, ef_state_key, load_ef_state
-from .elastic import ElasticWorld, broadcast_state
+from .elastic import ElasticWorld, broadcast_optimizer_state, broadcast_state
 from .fsdp import CompressedAllGather, CompressedReduceScatter, compress_fsdp
 
-__all__ = ["Options", "DiLoCo", "ElasticWorld", "broadcast_state", "DdpHookState", "ddp_comm_hook", "register_ddp_hook", "attach_ef_state",
-           "ef_state", "ef_state_key", "load_ef_state", "CompressedAllGather", "CompressedReduceScatter",
+__all__ = ["Options", "DiLoCo", "ElasticWorld", "broadcast_state", "broadcast_optimizer_state",
+           "DdpHookState", "ddp_comm_hook", "register_ddp_hook", "attach_ef_state", "ef_state",
+           "ef_state_key", "load_ef_state", "CompressedAllGather", "CompressedReduceScatter",
            "compress_fsdp"]
 
 

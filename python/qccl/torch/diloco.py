@@ -149,10 +149,11 @@ class DiLoCo:
         self.fragments = [
             _Fragment(f, g, ((f + 1) * sync_every) // fragments)
             for f, g in enumerate(_fragments(params, fragments))]
+        self.inner_optimizer = inner_optimizer
         if joining:
             self.keep_last_round = True
             self._redo_failed_rounds()
-            self._hand_over()
+            self._hand_over(joining=True)
         self._hook = inner_optimizer.register_step_post_hook(lambda *_: self._after_step())
 
     # ---- the schedule ------------------------------------------------------------------------
@@ -244,8 +245,9 @@ class DiLoCo:
         peer's) runs again over the new group, from the same replicas (the survivors keep what
         they trained; those that had finished it undo it first); then rank 0 hands θ, the outer
         momentum and the step counter to every rank (checked by hash) and every replica restarts
-        from θ. The error-feedback residuals (sparseloco's accumulators) start from zero in the
-        new communicator."""
+        from θ; when new ranks joined, they take rank 0's inner optimizer state too (the members
+        keep theirs). The error-feedback residuals (sparseloco's accumulators) start from zero in
+        the new communicator."""
         if not self.keep_last_round:
             raise RuntimeError("DiLoCo.regroup: make the loop with elastic=True")
         self.group = group if group is not None else dist.group.WORLD
@@ -276,10 +278,17 @@ class DiLoCo:
                 f.pending = None
             self._start(f)
 
-    def _hand_over(self):
+    def _hand_over(self, joining=False):
         """Rank 0's θ, outer momentum and step counter to every rank of the group (collective);
-        the replicas restart from θ."""
-        from .elastic import broadcast_state
+        the replicas restart from θ. New ranks take rank 0's inner optimizer state: with none,
+        AdamW's first steps are full-size (bias correction at step 1) and pull their replica far
+        from the others' (perf/elastic_training measured the churn run with and without)."""
+        from .elastic import broadcast_optimizer_state, broadcast_state
+
+        joined = torch.tensor([int(joining)], dtype=torch.int64)
+        dist.all_reduce(joined, op=dist.ReduceOp.MAX, group=self.group)
+        if joined.item():
+            broadcast_optimizer_state(self.inner_optimizer, group=self.group, keep=not joining)
 
         header = torch.tensor([self.step] + [f.momentum is not None for f in self.fragments],
                               dtype=torch.int64)

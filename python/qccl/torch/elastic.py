@@ -190,6 +190,11 @@ def _digest(tensors) -> int:
     return int.from_bytes(h.digest(), "little", signed=True)
 
 
+def _text_digest(text: str) -> int:
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little",
+                          signed=True)
+
+
 def _check_same_everywhere(value: int, group, what: str):
     mine = torch.tensor([value], dtype=torch.int64)
     every = torch.empty(dist.get_world_size(group), dtype=torch.int64)
@@ -197,7 +202,7 @@ def _check_same_everywhere(value: int, group, what: str):
     values = every.tolist()
     differ = [r for r, v in enumerate(values) if v != values[0]]
     if differ:
-        raise RuntimeError(f"broadcast_state: {what} of ranks {differ} differ from rank 0's")
+        raise RuntimeError(f"{what} of ranks {differ} differ from rank 0's")
 
 
 def broadcast_state(tensors: Dict[str, torch.Tensor], src: int = 0, group=None):
@@ -207,11 +212,73 @@ def broadcast_state(tensors: Dict[str, torch.Tensor], src: int = 0, group=None):
     result is checked by a hash of every rank's copy (RuntimeError on every rank naming the ranks
     whose copy differs)."""
     names = sorted(tensors)
-    layout = json.dumps([(n, list(tensors[n].shape), str(tensors[n].dtype)) for n in names])
-    _check_same_everywhere(int.from_bytes(hashlib.blake2b(layout.encode(), digest_size=8)
-                                          .digest(), "little", signed=True), group,
-                           "the names, shapes or dtypes")
+    _check_same_everywhere(
+        _text_digest(json.dumps([(n, list(tensors[n].shape), str(tensors[n].dtype))
+                                 for n in names])), group, "broadcast_state: the names, shapes or dtypes")
     with torch.no_grad():
         for n in names:
             dist.broadcast(tensors[n], group_src=src, group=group)
-    _check_same_everywhere(_digest(tensors[n] for n in names), group, "the tensors")
+    _check_same_everywhere(_digest(tensors[n] for n in names), group,
+                           "broadcast_state: the tensors")
+
+
+def _broadcast_json(value, src: int, group):
+    """Rank src's JSON-able value on every rank of the group (None elsewhere on entry). A value
+    src cannot encode raises TypeError on every rank."""
+    payload = b""
+    if dist.get_rank(group) == src:
+        try:
+            payload = json.dumps(value).encode()
+        except TypeError:
+            payload = None
+    size = torch.tensor([-1 if payload is None else len(payload)], dtype=torch.int64)
+    dist.broadcast(size, group_src=src, group=group)
+    if size.item() < 0:
+        raise TypeError(f"broadcast_optimizer_state: rank {src}'s optimizer state holds a value "
+                        "that is neither a tensor nor JSON-able")
+    data = torch.frombuffer(bytearray(payload), dtype=torch.uint8) if payload else \
+        torch.empty(size.item(), dtype=torch.uint8)
+    dist.broadcast(data, group_src=src, group=group)
+    return json.loads(bytes(data.numpy()).decode())
+
+
+def broadcast_optimizer_state(optimizer: torch.optim.Optimizer, src: int = 0, group=None, *,
+                              keep: bool = False):
+    """Hands rank src's optimizer state (per parameter: AdamW's moments and step, SGD's momentum)
+    to every rank of the group, exactly: a new rank's optimizer has none, and its first steps
+    would otherwise be full-size (AdamW's bias correction at step 1). Every rank's optimizer holds
+    the same parameters in the same param_groups order (checked: RuntimeError on every rank). A
+    rank passing keep=True takes part but keeps its own state (a member, when only the new ranks
+    need rank src's). Tensors go through broadcast_state (checked by hash); other values with
+    the layout, as JSON."""
+    params = [p for g in optimizer.param_groups for p in g["params"]]
+    _check_same_everywhere(_text_digest(json.dumps([list(p.shape) for p in params])), group,
+                           "broadcast_optimizer_state: the optimizer's parameters")
+    me = dist.get_rank(group)
+    layout = None
+    if me == src:
+        layout = [[i, key, [list(v.shape), str(v.dtype).removeprefix("torch."),
+                            v.device.type == "cpu"] if torch.is_tensor(v) else None,
+                   None if torch.is_tensor(v) else v]
+                  for i, p in enumerate(params) for key, v in optimizer.state.get(p, {}).items()]
+    layout = _broadcast_json(layout, src, group)
+    tensors = {}
+    if not keep and me != src:
+        for p in params:
+            optimizer.state.pop(p, None)
+    for i, key, tensor, value in layout:
+        p = params[i]
+        if tensor is None:
+            if not keep and me != src:
+                optimizer.state[p][key] = value
+            continue
+        shape, dtype, on_cpu = tensor
+        if me == src:
+            t = optimizer.state[p][key]
+        else:
+            t = torch.empty(shape, dtype=getattr(torch, dtype),
+                            device="cpu" if on_cpu else p.device)
+            if not keep:
+                optimizer.state[p][key] = t
+        tensors[f"{i}.{key}"] = t
+    broadcast_state(tensors, src=src, group=group)
