@@ -63,7 +63,8 @@ class Participant {
     broadcastView();
     unsigned idle = 0;
     while (true) {
-      bool progressed = pollSends() | pollViews();  // `|`: both poll, every time
+      bool progressed = pollSends();
+      progressed = pollViews() || progressed;  // both poll, every time
       const Clock::time_point now = Clock::now();
       for (int p = 0; p < n_; ++p) {  // not joined in time: lost
         if (p == me_ || lost_[size_t(p)] || !heard_[size_t(p)].empty()) continue;
