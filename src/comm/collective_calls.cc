@@ -26,7 +26,7 @@ struct RouteDevice {
 
 void runReduction(qcclComm& comm, const ReductionCall& call) {
   CallPlan plan = planCall(comm.settings, {comm.nranks, comm.hierGroupSize}, call);
-  const auto body = [&] {
+  guarded(comm, [&] {
     const CallRoute route = routeCall(comm, call.send, call.recv, call.stream);
     if (call.count == 0) return;
     RouteDevice current(route);
@@ -80,10 +80,6 @@ void runReduction(qcclComm& comm, const ReductionCall& call) {
         return coll::allgatherStream(context, call.send, call.recv, call.count, call.dtype,
                                      compressed, plan.gatherMode);
     }
-  };
-  guarded(comm, [&] {
-    body();
-    if (comm.ef) comm.ef->settle();  // its residuals are whole: a shrink or a grow may carry them
   });
 }
 

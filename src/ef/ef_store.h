@@ -36,16 +36,7 @@ class EfStore {
   };
   KeyCounts keyCounts() const;
 
-  // The call that took residuals from forCall completed: they are whole again. (A call that
-  // failed midway may have updated them for messages that never went.)
-  void settle();
-
   void reset(uint64_t key);  // 0: every key
-  // A communicator made from another (qcclCommShrink, qcclCommGrow) starts from this rank's worker
-  // residuals there: its own error on its whole input, which a change of the group leaves right.
-  // The server residuals belonged to a chunk of a group that is gone: they start from zero, and so
-  // does everything when the residual dtypes differ, and a key whose last call failed midway.
-  void inheritWorkers(const EfStore& parent);
   size_t stateBytes() const;
   // Throw Error(qcclInvalidArgument) for a short buffer; load also for a state saved by another
   // rank, communicator size or residual dtype. Device residuals are copied through host memory.
@@ -57,7 +48,6 @@ class EfStore {
     uint64_t signature = 0;
     uint64_t lastUse = 0;  // the store's call count at the entry's last call
     bool derivedKey = false;
-    bool inCall = false;                 // from forCall until settle: the slots may be half updated
     coll::Executor* executor = nullptr;  // whose memory the slots are in
     size_t counts[2] = {0, 0};
     coll::Buffer slots[2] = {coll::Buffer(coll::hostAllocator()),
@@ -69,7 +59,6 @@ class EfStore {
     CallResiduals(Entry& entry, qcclDataType_t dtype) : entry_(entry), dtype_(dtype) {}
     void* get(Slot slot, size_t count) override;
     qcclDataType_t dtype() const override { return dtype_; }
-    Entry& entry() { return entry_; }
 
    private:
     Entry& entry_;

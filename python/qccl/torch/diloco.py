@@ -246,10 +246,8 @@ class DiLoCo:
         they trained; those that had finished it undo it first); then rank 0 hands θ, the outer
         momentum and the step counter to every rank (checked by hash) and every replica restarts
         from θ; when new ranks joined, they take rank 0's inner optimizer state too (the members
-        keep theirs). Each member's sparseloco accumulator (its worker error-feedback residuals)
-        carries over into the new communicator, except after a round that failed midway on it:
-        that one starts from zero, as a new rank's does (docs/ERROR_FEEDBACK.md, "Across a shrink
-        or a grow")."""
+        keep theirs). The error-feedback residuals (sparseloco's accumulators) start from zero in
+        the new communicator."""
         if not self.keep_last_round:
             raise RuntimeError("DiLoCo.regroup: make the loop with elastic=True")
         self.group = group if group is not None else dist.group.WORLD
