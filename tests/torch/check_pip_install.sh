@@ -27,7 +27,8 @@ for backend in qccl cpu:qccl; do
   echo "$out" | grep -q "ranks \[0, 1, 2, 3\] final loss" || { echo "$out" | tail -n 30; exit 1; }
   echo "torchrun --backend $backend: $(echo "$out" | grep 'final loss')"
 done
-gloo=$(b/bin/python -m torch.distributed.run --nproc-per-node 4 --master-port "$(free_port)" "$root/tests/torch/unmodified_ddp.py" 2>&1 | grep 'final loss')
+out=$(b/bin/python -m torch.distributed.run --nproc-per-node 4 --master-port "$(free_port)" "$root/tests/torch/unmodified_ddp.py" 2>&1) &&
+  gloo=$(echo "$out" | grep 'final loss') || { echo "$out" | tail -n 30; exit 1; }
 echo "torchrun --backend gloo: $gloo"
 b/bin/python - "$root/tests/torch" <<'PY'
 import sys
