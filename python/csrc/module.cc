@@ -105,6 +105,11 @@ PYBIND11_MODULE(_C, m) {
         qcclBackend(b).loadEfState(bytes);
       },
       py::arg("backend"), py::arg("state"));
+  m.def(
+      "reset_ef",
+      [](const c10::intrusive_ptr<c10d::Backend>& b, uint64_t key) { qcclBackend(b).resetEf(key); },
+      py::arg("backend"), py::arg("key"), py::call_guard<py::gil_scoped_release>(),
+      "drops this rank's residuals of one key (0: every key), qcclEfReset");
   // Elastic membership (qccl/torch/elastic.py): each returns the backend of the new communicator.
   m.def(
       "shrink",

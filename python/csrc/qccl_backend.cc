@@ -372,6 +372,10 @@ std::pair<uint64_t, uint64_t> QcclBackend::wireBytes() {
   return bytes;
 }
 
+void QcclBackend::resetEf(uint64_t key) {
+  runInOrder([this, key] { check(qcclEfReset(comm_, key), "qcclEfReset"); });
+}
+
 void QcclBackend::loadEfState(const std::vector<uint8_t>& state) {
   runInOrder([this, &state] {
     check(qcclEfStateLoad(comm_, state.data(), state.size()), "qcclEfStateLoad");

@@ -140,6 +140,7 @@ class QcclBackend : public c10d::Backend {
   // before; and loading one (qcclEfStateLoad).
   std::vector<uint8_t> efState();
   void loadEfState(const std::vector<uint8_t>& state);
+  void resetEf(uint64_t key);  // qcclEfReset: 0 drops every key's residuals
 
  private:
   // Runs a collective on tensors of `device`: CPU tensors on the worker thread (job gets a NULL

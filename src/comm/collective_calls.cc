@@ -26,7 +26,9 @@ struct RouteDevice {
 
 void runReduction(qcclComm& comm, const ReductionCall& call) {
   CallPlan plan = planCall(comm.settings, {comm.nranks, comm.hierGroupSize}, call);
-  guarded(comm, [&] {
+  // Ring and hier send partial sums of other ranks' inputs through the worker residuals too.
+  bool ownInputResiduals = true;
+  const auto body = [&] {
     const CallRoute route = routeCall(comm, call.send, call.recv, call.stream);
     if (call.count == 0) return;
     RouteDevice current(route);
@@ -55,6 +57,8 @@ void runReduction(qcclComm& comm, const ReductionCall& call) {
       const coll::ReduceArgs args{send, recv, call.count, call.dtype, call.op};
       switch (call.kind) {
         case CollectiveKind::AllReduce:
+          ownInputResiduals = plan.algorithm == coll::AllreduceAlgorithm::Sra ||
+                              plan.algorithm == coll::AllreduceAlgorithm::Gather;
           return coll::allreduce(context, args, compressed, plan.algorithm, plan.hierGroupSize);
         case CollectiveKind::ReduceScatter: return coll::reduceScatter(context, args, compressed);
         case CollectiveKind::AllGather:
@@ -80,6 +84,10 @@ void runReduction(qcclComm& comm, const ReductionCall& call) {
         return coll::allgatherStream(context, call.send, call.recv, call.count, call.dtype,
                                      compressed, plan.gatherMode);
     }
+  };
+  guarded(comm, [&] {
+    body();
+    if (comm.ef) comm.ef->settle(ownInputResiduals);
   });
 }
 

@@ -195,6 +195,10 @@ void destroyComm(qcclComm& comm) {
   release(comm, qcclComm::State::Destroyed);
 }
 
+void inheritResiduals(qcclComm& child, const qcclComm& parent) {
+  if (parent.ef && child.ef) child.ef->inheritWorkers(*parent.ef);
+}
+
 void abortComm(qcclComm& comm) {
   comm.aborted.store(true);  // a call in flight sees this and returns
   std::lock_guard<std::mutex> lock(comm.callMutex);

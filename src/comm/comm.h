@@ -75,6 +75,10 @@ qcclComm& knownComm(qcclComm_t comm);
 
 // qcclCommGetAsyncError: qcclSuccess, or why the communicator cannot take calls.
 qcclResult_t asyncErrorOf(qcclComm& comm);
+// A communicator made from `parent` on this rank (qcclCommShrink, qcclCommGrow) takes its worker
+// residuals (docs/ERROR_FEEDBACK.md, "Across a shrink or a grow"). The caller holds the parent's
+// call lock.
+void inheritResiduals(qcclComm& child, const qcclComm& parent);
 void destroyComm(qcclComm& comm);
 void abortComm(qcclComm& comm);
 

@@ -106,6 +106,10 @@ qcclComm_t growComm(qcclComm& parent, int nranks, const qcclUniqueId* id,
   const auto start = std::chrono::steady_clock::now();
   const qcclUniqueId agreed = agreedId(gatherOffers(parent, mine));
   qcclComm_t child = createComm(nranks, agreed, parent.rank, settings);
+  {
+    std::lock_guard<std::mutex> lock(parent.callMutex);
+    inheritResiduals(*child, parent);
+  }
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   QCCL_INFO(kLogInit, "grow: rank %d of %d is rank %d of %d in %.0f ms", parent.rank, parent.nranks,

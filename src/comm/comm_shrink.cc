@@ -52,6 +52,7 @@ qcclComm_t shrinkComm(qcclComm& parent, const std::vector<int>& exclude, const q
     ++size;
   }
   qcclComm_t child = createComm(size, decision.id, rank, settings);
+  inheritResiduals(*child, parent);
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   std::string gone;

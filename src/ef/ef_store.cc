@@ -62,6 +62,7 @@ coll::Residuals& EfStore::forCall(uint64_t key, uint64_t signature, coll::Execut
     if (derivedKey && longestReuseGap_ != 0) dropMovedKeys(key);
   }
   if (entry.executor != &executor) migrate(entry, executor);
+  entry.carriable = false;
   views_.clear();
   views_.emplace_back(entry, residualType_);
   return views_.back();
@@ -108,6 +109,27 @@ void EfStore::reset(uint64_t key) {
     entries_.clear();
   } else {
     entries_.erase(key);
+  }
+}
+
+void EfStore::settle(bool ownInput) {
+  for (CallResiduals& view : views_) view.entry().carriable = ownInput;
+}
+
+void EfStore::inheritWorkers(const EfStore& parent) {
+  if (parent.residualType_ != residualType_) return;
+  views_.clear();
+  entries_.clear();
+  for (const auto& [key, from] : parent.entries_) {
+    if (from.counts[0] == 0 || !from.carriable) continue;
+    Entry& e = entries_[key];
+    e.signature = from.signature;
+    e.derivedKey = from.derivedKey;
+    e.carriable = true;
+    e.executor = &coll::hostExecutor();  // moved to the device by the key's next device call
+    e.counts[0] = from.counts[0];
+    e.slots[0].resize(from.slots[0].size());
+    from.executor->toHost(e.slots[0].data(), from.slots[0].data(), from.slots[0].size());
   }
 }
 

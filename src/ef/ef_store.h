@@ -36,7 +36,19 @@ class EfStore {
   };
   KeyCounts keyCounts() const;
 
+  // The call that took residuals from forCall completed. ownInput: its worker residuals hold
+  // only this rank's error on its own input (not on partial sums of other ranks' inputs, as
+  // ring's and hier's do), so a shrink or a grow may carry them. Until then a key is not carried:
+  // a call that failed midway may have updated its residuals for messages that never went.
+  void settle(bool ownInput);
+
   void reset(uint64_t key);  // 0: every key
+  // A communicator made from another (qcclCommShrink, qcclCommGrow) starts from this rank's worker
+  // residuals there: its own error on its whole input, which a change of the group leaves right.
+  // The server residuals belonged to a chunk of a group that is gone: they start from zero, and so
+  // does everything when the residual dtypes differ, and a key whose last call failed midway or
+  // left partial-sum errors in its worker slot (settle).
+  void inheritWorkers(const EfStore& parent);
   size_t stateBytes() const;
   // Throw Error(qcclInvalidArgument) for a short buffer; load also for a state saved by another
   // rank, communicator size or residual dtype. Device residuals are copied through host memory.
@@ -48,6 +60,7 @@ class EfStore {
     uint64_t signature = 0;
     uint64_t lastUse = 0;  // the store's call count at the entry's last call
     bool derivedKey = false;
+    bool carriable = false;              // settle(true) after its last call; false from forCall
     coll::Executor* executor = nullptr;  // whose memory the slots are in
     size_t counts[2] = {0, 0};
     coll::Buffer slots[2] = {coll::Buffer(coll::hostAllocator()),
@@ -59,6 +72,7 @@ class EfStore {
     CallResiduals(Entry& entry, qcclDataType_t dtype) : entry_(entry), dtype_(dtype) {}
     void* get(Slot slot, size_t count) override;
     qcclDataType_t dtype() const override { return dtype_; }
+    Entry& entry() { return entry_; }
 
    private:
     Entry& entry_;

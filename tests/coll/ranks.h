@@ -40,6 +40,18 @@ inline std::mutex& rankFailureMutex() {
 
 // fn(rank, comm) on every rank; returns after all threads finished. Failures inside fn should
 // use gtest's ADD_FAILURE (thread-safe) rather than ASSERT. id receives the unique id used.
+inline qcclConfig_t configOf(const CommOptions& options) {
+  qcclConfig_t config = QCCL_CONFIG_INITIALIZER;
+  config.transport = options.transport;
+  config.codec = options.codec;
+  config.algorithm = options.algorithm;
+  config.minBytes = options.minBytes;
+  config.errorFeedback = options.errorFeedback;
+  config.timeoutMs = options.timeoutMs;
+  config.groupSize = options.groupSize;
+  return config;
+}
+
 inline void runRanks(int n, const CommOptions& options,
                      const std::function<void(int, qcclComm_t)>& fn,
                      qcclUniqueId* idOut = nullptr) {
@@ -54,14 +66,7 @@ inline void runRanks(int n, const CommOptions& options,
   std::vector<std::string> errors(static_cast<size_t>(n));
   for (int r = 0; r < n; ++r) {
     threads.emplace_back([&, r] {
-      qcclConfig_t config = QCCL_CONFIG_INITIALIZER;
-      config.transport = options.transport;
-      config.codec = options.codec;
-      config.algorithm = options.algorithm;
-      config.minBytes = options.minBytes;
-      config.errorFeedback = options.errorFeedback;
-      config.timeoutMs = options.timeoutMs;
-      config.groupSize = options.groupSize;
+      qcclConfig_t config = configOf(options);
       qcclComm_t comm = nullptr;
       if (qcclCommInitRankConfig(&comm, n, id, r, &config) != qcclSuccess) {
         errors[size_t(r)] = qcclGetLastError(nullptr);

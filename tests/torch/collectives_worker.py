@@ -113,6 +113,18 @@ def run_exact_ops(group):
     work.wait()
 
 
+def check_reset_ef(group):
+    """The compressed calls left residuals; reset_ef drops every key (the state's header stays)."""
+    before = qccl.torch.ef_state(group).numel()
+    qccl.torch.reset_ef(group)
+    after = qccl.torch.ef_state(group).numel()
+    if not (after == EF_STATE_HEADER_BYTES < before):
+        fail(f"reset_ef: the state went from {before} to {after} bytes, not to the header alone")
+
+
+EF_STATE_HEADER_BYTES = 28  # docs/ERROR_FEEDBACK.md, the format: no entries
+
+
 def main():
     if DEVICE == "cuda":
         torch.cuda.set_device(0)  # every rank on the one GPU: qccl stages them over its host transport
@@ -125,6 +137,8 @@ def main():
             # Compressed: random data, within the codec's bound of gloo's result.
             run_case(group, codec, bound, dtype, exact=codec == "none")
         run_exact_ops(group)
+        if codec != "none":
+            check_reset_ef(group)
         dist.destroy_process_group(group)
     dist.destroy_process_group()
 

@@ -29,13 +29,13 @@ except ImportError as e:
         f"(docs/INTEGRATION.md, \"Installing the package\")") from e
 from .ddp import DdpHookState, ddp_comm_hook, register_ddp_hook
 from .diloco import DiLoCo
-from .ef_state import attach_ef_state, ef_state, ef_state_key, load_ef_state
+from .ef_state import attach_ef_state, ef_state, ef_state_key, load_ef_state, reset_ef
 from .elastic import ElasticWorld, broadcast_optimizer_state, broadcast_state
 from .fsdp import CompressedAllGather, CompressedReduceScatter, compress_fsdp
 
 __all__ = ["Options", "DiLoCo", "ElasticWorld", "broadcast_state", "broadcast_optimizer_state",
            "DdpHookState", "ddp_comm_hook", "register_ddp_hook", "attach_ef_state", "ef_state",
-           "ef_state_key", "load_ef_state", "CompressedAllGather", "CompressedReduceScatter",
+           "ef_state_key", "load_ef_state", "reset_ef", "CompressedAllGather", "CompressedReduceScatter",
            "compress_fsdp"]
 
 

@@ -171,12 +171,15 @@ class DiLoCo:
         snapshot = f.local()
         delta = f.theta - snapshot
         work = _C.all_reduce(self.backend, delta, dist.ReduceOp.AVG,
-                             key_of(f"{self.name}.fragment{f.index}"), codec=self.codec,
+                             self._key(f), codec=self.codec,
                              ef_decay=self.ef_decay, any_size=True)
         f.pending = {"work": work, "delta": delta, "snapshot": snapshot,
                      "apply_at": self.step + self.delay}
         if self.delay == 0:
             self._land(f)
+
+    def _key(self, f):
+        return key_of(f"{self.name}.fragment{f.index}")
 
     def _land(self, f):
         """Waits for the fragment's allreduce, applies the outer rule to θ and moves the replica
@@ -246,8 +249,11 @@ class DiLoCo:
         they trained; those that had finished it undo it first); then rank 0 hands θ, the outer
         momentum and the step counter to every rank (checked by hash) and every replica restarts
         from θ; when new ranks joined, they take rank 0's inner optimizer state too (the members
-        keep theirs). The error-feedback residuals (sparseloco's accumulators) start from zero in
-        the new communicator."""
+        keep theirs). Each member's sparseloco accumulator (its worker error-feedback residuals)
+        carries over into the new communicator, except a redone round's: it holds that round's Δ
+        where the round finished and half an update where it failed, so it starts from zero on
+        every member, as everything does on a new rank (docs/ERROR_FEEDBACK.md, "Across a shrink
+        or a grow")."""
         if not self.keep_last_round:
             raise RuntimeError("DiLoCo.regroup: make the loop with elastic=True")
         self.group = group if group is not None else dist.group.WORLD
@@ -276,6 +282,7 @@ class DiLoCo:
             else:
                 f.write_local(f.pending["snapshot"])
                 f.pending = None
+            _C.reset_ef(self.backend, self._key(f))
             self._start(f)
 
     def _hand_over(self, joining=False):

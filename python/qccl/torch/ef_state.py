@@ -23,6 +23,11 @@ def load_ef_state(state: torch.Tensor, group=None) -> None:
     _C.load_ef_state(qccl_backend(group), bytes(state.cpu().numpy().tobytes()))
 
 
+def reset_ef(group=None) -> None:
+    """Drops this rank's residuals of every key of the group's communicator (qcclEfReset)."""
+    _C.reset_ef(qccl_backend(group), 0)
+
+
 def attach_ef_state(module: torch.nn.Module, group=None) -> None:
     """module.state_dict() gains this rank's residuals; load_state_dict() restores them."""
 
