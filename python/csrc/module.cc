@@ -78,6 +78,19 @@ PYBIND11_MODULE(_C, m) {
       py::arg("exact") = false, py::kw_only(), py::arg("codec") = py::none(),
       py::arg("ef_decay") = py::none(), py::arg("error_feedback") = true);
   m.def(
+      "gather_changes",
+      [](const c10::intrusive_ptr<c10d::Backend>& b, at::Tensor buffer, uint64_t key,
+         std::optional<std::string> codec) {
+        CallSettings call;
+        call.key = key;
+        call.codec = codec;
+        return qcclBackend(b).gatherChanges(buffer, call);
+      },
+      py::arg("backend"), py::arg("buffer"), py::arg("key"), py::kw_only(),
+      py::arg("codec") = py::none(),
+      "all_gather_into_tensor into `buffer` sends each rank's change from now on "
+      "(QCCL_CALL_DELTA); first an exact all-gather of this rank's shard into it");
+  m.def(
       "wire_bytes",
       [](const c10::intrusive_ptr<c10d::Backend>& b) {
         py::gil_scoped_release release;

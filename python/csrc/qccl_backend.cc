@@ -242,6 +242,11 @@ c10::intrusive_ptr<c10d::Work> QcclBackend::allgather_into_tensor_coalesced(
   return launch(c10d::OpType::_ALLGATHER_BASE, outputs, device,
                 [this, outputs, inputs](cudaStream_t stream) mutable {
                   for (size_t i = 0; i < inputs.size(); ++i) {
+                    ChangeGathered* registered = stream ? nullptr : changeGathered(outputs[i]);
+                    if (registered) {
+                      gatherChangesInto(*registered, inputs[i]);
+                      continue;
+                    }
                     at::Tensor in = contiguousView(inputs[i]), out = contiguousView(outputs[i]);
                     check(qcclAllGather(in.data_ptr(), out.data_ptr(), count(in), qcclTypeOf(in),
                                         comm_, stream),

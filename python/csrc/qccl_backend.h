@@ -41,6 +41,13 @@ struct CallSettings {
   bool anySize = false;       // QCCL_CALL_COMPRESS: compressed whatever the size
 };
 
+// A buffer whose all-gathers send each rank's change (QCCL_CALL_DELTA; QcclBackend::gatherChanges).
+struct ChangeGathered {
+  at::Tensor buffer;      // flat, contiguous, CPU
+  at::Tensor ownReplica;  // this rank's shard as the last all-gather left it on every rank
+  CallSettings call;
+};
+
 class QcclBackend : public c10d::Backend {
  public:
   QcclBackend(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
@@ -141,6 +148,12 @@ class QcclBackend : public c10d::Backend {
   std::vector<uint8_t> efState();
   void loadEfState(const std::vector<uint8_t>& state);
   void resetEf(uint64_t key);  // qcclEfReset: 0 drops every key's residuals
+  // From now on an all_gather_into_tensor into `buffer` sends each rank's change against the last
+  // result, as `call` says (codec, key): ZeRO-1/2's parameter all-gather (qccl/torch/zero.py,
+  // docs/INTEGRATION.md "ZeRO-1/2: parameters by their changes"). First an exact all-gather of
+  // this rank's shard of `buffer` into it makes every rank's copy the same. Registering a buffer
+  // again replaces its settings and makes the copies the same again.
+  c10::intrusive_ptr<c10d::Work> gatherChanges(at::Tensor& buffer, const CallSettings& call);
 
  private:
   // Runs a collective on tensors of `device`: CPU tensors on the worker thread (job gets a NULL
@@ -165,11 +178,16 @@ class QcclBackend : public c10d::Backend {
   // On the worker: every rank's block to and from every rank in one group of messages (the
   // all-to-all forms).
   void exchangeBlocks(const std::vector<at::Tensor>& out, const std::vector<at::Tensor>& in);
+  // On the worker (qccl_backend_changes.cc): the registered buffer that `output` is, or null; and
+  // the all-gather of `input` into it by changes.
+  ChangeGathered* changeGathered(const at::Tensor& output);
+  void gatherChangesInto(ChangeGathered& target, const at::Tensor& input);
 
   qcclComm_t comm_ = nullptr;
   std::chrono::milliseconds timeout_;
-  std::unique_ptr<OrderedWorker> worker_;    // stopped (drained) before the communicator goes
-  std::unique_ptr<P2pCompleter> completer_;  // likewise
+  std::unique_ptr<OrderedWorker> worker_;       // stopped (drained) before the communicator goes
+  std::unique_ptr<P2pCompleter> completer_;     // likewise
+  std::vector<ChangeGathered> changeGathered_;  // touched on the worker thread only
 };
 
 // The tensor's bytes as a contiguous CPU tensor: itself when it is one, else a copy (CUDA: taken
