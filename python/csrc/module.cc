@@ -91,6 +91,11 @@ PYBIND11_MODULE(_C, m) {
       "all_gather_into_tensor into `buffer` sends each rank's change from now on "
       "(QCCL_CALL_DELTA); first an exact all-gather of this rank's shard into it");
   m.def(
+      "changes_sent_bytes",
+      [](const c10::intrusive_ptr<c10d::Backend>& b) { return qcclBackend(b).changesSentBytes(); },
+      py::arg("backend"), py::call_guard<py::gil_scoped_release>(),
+      "the bytes this rank's all-gathers into buffers registered by gather_changes have sent");
+  m.def(
       "wire_bytes",
       [](const c10::intrusive_ptr<c10d::Backend>& b) {
         py::gil_scoped_release release;

@@ -46,6 +46,7 @@ struct ChangeGathered {
   at::Tensor buffer;      // flat, contiguous, CPU
   at::Tensor ownReplica;  // this rank's shard as the last all-gather left it on every rank
   CallSettings call;
+  uint64_t sentBytes = 0;  // what this rank's gathers into it have sent (qcclCommWireBytes)
 };
 
 class QcclBackend : public c10d::Backend {
@@ -154,6 +155,9 @@ class QcclBackend : public c10d::Backend {
   // this rank's shard of `buffer` into it makes every rank's copy the same. Registering a buffer
   // again replaces its settings and makes the copies the same again.
   c10::intrusive_ptr<c10d::Work> gatherChanges(at::Tensor& buffer, const CallSettings& call);
+  // The bytes this rank's all-gathers into registered buffers have sent since they were
+  // registered, after the collectives queued before.
+  uint64_t changesSentBytes();
 
  private:
   // Runs a collective on tensors of `device`: CPU tensors on the worker thread (job gets a NULL

@@ -70,11 +70,23 @@ void QcclBackend::gatherChangesInto(ChangeGathered& target, const at::Tensor& in
   const at::Tensor next = input.reshape({-1}).clone();
   own.copy_(target.ownReplica);
   const qcclCallConfig_t config = deltaConfig(target.call);
+  uint64_t sentBefore = 0, sentAfter = 0, received = 0;
+  check(qcclCommWireBytes(comm_, &sentBefore, &received), "qcclCommWireBytes");
   const qcclResult_t result = qcclAllGatherEx(next.data_ptr(), target.buffer.data_ptr(), size_t(n),
                                               qcclTypeOf(next), comm_, nullptr, &config);
   if (result != qcclSuccess) own.copy_(next);  // the caller's new values are not lost
   check(result, "qcclAllGatherEx (QCCL_CALL_DELTA)");
   target.ownReplica.copy_(own);
+  check(qcclCommWireBytes(comm_, &sentAfter, &received), "qcclCommWireBytes");
+  target.sentBytes += sentAfter - sentBefore;
+}
+
+uint64_t QcclBackend::changesSentBytes() {
+  uint64_t sent = 0;
+  runInOrder([this, &sent] {
+    for (const ChangeGathered& entry : changeGathered_) sent += entry.sentBytes;
+  });
+  return sent;
 }
 
 }  // namespace qccl::torch_backend

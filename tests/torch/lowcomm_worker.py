@@ -7,10 +7,14 @@ by default, in one of three modes:
   diloco  qccl.torch.DiLoCo around the same loop (--outer, --sync-every, --codec, --ef-decay,
           --fragments, --overlap, --outer-lr)
   local   the same steps with no communication at all: the compute floor
+  zero2   DeepSpeed ZeRO stage 2 around the same AdamW; over qccl with --param-codec, its
+          parameter all-gathers send changes (qccl.torch.compress_zero_parameters; "none":
+          exact, counted the same way), gradients as QCCL_CODEC says
 
 Every rank writes OUT.rank<r>.json: its training loss per step, the wall time of every step, the
 bytes its qccl collectives sent in the budget's steps (qcclCommWireBytes; the bootstrap and the
-initial broadcast of the parameters left out) and, where the process has one, its eth0's
+initial broadcast of the parameters left out; zero2 with --param-codec: also the part its
+parameter all-gathers sent) and, where the process has one, its eth0's
 transmitted bytes over the timed steps (perf/cluster's links). Rank 0 also records the validation
 loss of the model every --eval-every steps (the global parameters for diloco) and at the end.
 
@@ -51,16 +55,31 @@ def link_tx_bytes():
         return None
 
 
-def qccl_wire_bytes():
-    """Bytes this rank's qccl collectives have sent so far (qcclCommWireBytes)."""
+def qccl_wire_bytes(group=None):
+    """Bytes this rank's qccl collectives on `group` (None: the default one) have sent so far
+    (qcclCommWireBytes)."""
     from qccl.torch import _C
     from qccl.torch._keys import qccl_backend
-    return _C.wire_bytes(qccl_backend(None))[0]
+    return _C.wire_bytes(qccl_backend(group))[0]
+
+
+def zero2(model, opt, args):
+    """DeepSpeed's ZeRO-2 engine around `model` and the AdamW `opt` (its wrapped optimizer keeps
+    the param groups the schedule sets); parameters by their changes with --param-codec."""
+    import deepspeed
+    config = {"train_micro_batch_size_per_gpu": args.batch, "gradient_clipping": 1.0,
+              "zero_optimization": {"stage": 2}, "zero_allow_untested_optimizer": True,
+              "steps_per_print": 1_000_000}
+    engine, optimizer, _, _ = deepspeed.initialize(model=model, optimizer=opt, config=config)
+    if args.param_codec:
+        import qccl.torch
+        qccl.torch.compress_zero_parameters(engine, codec=args.param_codec)
+    return engine, optimizer
 
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("mode", choices=["ddp", "diloco", "local"])
+    p.add_argument("mode", choices=["ddp", "diloco", "local", "zero2"])
     p.add_argument("out")
     p.add_argument("--backend", default="qccl", choices=["gloo", "qccl"])
     p.add_argument("--steps", type=int, default=1024)
@@ -79,6 +98,7 @@ def main():
     p.add_argument("--timed-from", type=int, default=2, help="link bytes counted from this step")
     p.add_argument("--model", default="1.26M", choices=list(MODELS))
     p.add_argument("--batch", type=int, default=BATCH)
+    p.add_argument("--param-codec", default=None, help="zero2 over qccl: the parameters' changes")
     args = p.parse_args()
     budget = args.budget or args.steps
     torch.set_num_threads(1)
@@ -101,6 +121,10 @@ def main():
                                   codec=args.codec, ef_decay=args.ef_decay,
                                   fragments=args.fragments,
                                   overlap=int(args.overlap) if overlap is None else overlap)
+    counted = None  # the group whose bytes count: DeepSpeed's data-parallel one for zero2
+    if args.mode == "zero2":
+        trained, opt = zero2(model, opt, args)
+        counted = trained.optimizer.real_dp_process_group[0]
     windows = validation_windows(args.eval_windows, SEQ) if rank == 0 else None
 
     def validate():
@@ -114,8 +138,8 @@ def main():
                 q.copy_(r)
         return loss
 
-    wire_start = qccl_wire_bytes() if args.backend == "qccl" else None
-    wire_budget = None
+    wire_start = qccl_wire_bytes(counted) if args.backend == "qccl" else None
+    wire_budget = param_budget = None
     losses, times, validation = {}, {}, {}
     tx_start = tx_end = None
     step = 0
@@ -127,19 +151,27 @@ def main():
         for group in opt.param_groups:
             group["lr"] = learning_rate(step, budget)
         inputs, targets = batch(step, rank, args.batch, SEQ, args.seed)
-        opt.zero_grad()
-        if args.mode == "ddp":
+        if args.mode == "zero2":  # DeepSpeed clips (its config) and zeroes the gradients
             loss = nn.functional.cross_entropy(trained(inputs).reshape(-1, VOCAB),
                                                targets.reshape(-1))
+            trained.backward(loss)
+            trained.step()
         else:
-            loss = model.loss(inputs, targets)
-        loss.backward()
-        nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
+            opt.zero_grad()
+            if args.mode == "ddp":
+                loss = nn.functional.cross_entropy(trained(inputs).reshape(-1, VOCAB),
+                                                   targets.reshape(-1))
+            else:
+                loss = model.loss(inputs, targets)
+            loss.backward()
+            nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
         times[step] = time.perf_counter() - started
         losses[step] = loss.item()
         if step == budget and wire_start is not None:  # the budget's traffic, its last sync in
-            wire_budget = qccl_wire_bytes() - wire_start
+            wire_budget = qccl_wire_bytes(counted) - wire_start
+            if args.param_codec:
+                param_budget = qccl.torch.changes_sent_bytes(counted)
         if step == args.steps:
             tx_end = link_tx_bytes()
         if not math.isfinite(losses[step]):
@@ -167,6 +199,8 @@ def main():
               "timed_steps": step - args.timed_from + 1}
     if wire_budget is not None:
         result["wire_sent_budget"] = int(wire_budget)
+    if param_budget is not None:
+        result["param_sent_budget"] = int(param_budget)
     with open(f"{args.out}.rank{rank}.json", "w") as f:
         json.dump(result, f)
     dist.barrier()  # no rank tears its group down while another still uses it

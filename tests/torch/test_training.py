@@ -1,7 +1,8 @@
 """Training a small transformer language model (about 2 M parameters, generated data) for 200
 steps on 4 CPU ranks, under DDP and under FSDP2 (train_worker.py):
   (a) gloo, exact;  (b) qccl fp8e4m3 with error feedback;  (c) qccl nvfp4 with and without it.
-Asserts: (b)'s final loss within 1 % of (a)'s; (c) with error feedback closer to (a) than without;
+Asserts: (b)'s final loss within 1 % of (a)'s, and under FSDP2 also with the parameters' changes
+in fp8e4m3 (compress_fsdp's parameter_changes); (c) with error feedback closer to (a) than without;
 a run resumed from (b)'s checkpoint at step 100 (model, optimizer, error-feedback state) repeats
 (b)'s losses exactly, and without the error-feedback state it does not.
 
@@ -75,6 +76,16 @@ def test_fp8_with_error_feedback_ends_within_one_percent_of_exact(curves):
     framework, runs = curves
     a, b = final(runs["gloo"]), final(runs["fp8e4m3+ef"])
     assert abs(b - a) <= 0.01 * a, (framework, a, b)
+
+
+@pytest.mark.parametrize("curves", ["fsdp2"], indirect=True)
+def test_fsdp2_parameter_changes_end_within_one_percent_of_exact(curves, tmp_path):
+    _, runs = curves
+    changes = train("fsdp2", "qccl", RUNS["fp8e4m3+ef"][1], str(tmp_path / "changes.json"),
+                    "--parameter-changes", "fp8e4m3")
+    a, b = final(runs["gloo"]), final(changes)
+    print(f"FSDP2: final loss gloo {a:.5f}, gradients and parameter changes fp8e4m3 {b:.5f}")
+    assert abs(b - a) <= 0.01 * a, (a, b)
 
 
 def test_error_feedback_brings_4_bit_closer_to_exact(curves):

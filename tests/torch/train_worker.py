@@ -4,11 +4,12 @@ qccl backend (codec and error feedback from QCCL_CODEC / QCCL_EF). Rank 0 writes
 every step, averaged over the ranks, to OUT as JSON.
 
   train_worker.py {ddp|fsdp2} {gloo|qccl} STEPS OUT [--save-at K CKPT | --resume CKPT [--drop-ef]]
-                  [--times TIMES]
+                  [--times TIMES] [--parameter-changes CODEC]
 
 --save-at K CKPT: every rank also saves model, optimizer and (qccl) error-feedback state after
 step K to CKPT.rank<r>.pt. --resume CKPT: loads that and trains on from step K+1 (--drop-ef:
-without the error-feedback state, as a control).
+without the error-feedback state, as a control). --parameter-changes CODEC (fsdp2, qccl): the
+parameters' all-gathers send changes against a kept replica (compress_fsdp's parameter_changes).
 """
 import argparse
 import json
@@ -77,6 +78,7 @@ def main():
     p.add_argument("--resume")
     p.add_argument("--drop-ef", action="store_true", help="resume without the residuals")
     p.add_argument("--times", help="rank 0 writes each step's wall time (s) here, as JSON")
+    p.add_argument("--parameter-changes", metavar="CODEC")
     args = p.parse_args()
     torch.set_num_threads(1)
     if args.backend == "qccl":
@@ -98,7 +100,7 @@ def main():
             fully_shard(block)
         fully_shard(model)
         if args.backend == "qccl":
-            qccl.torch.compress_fsdp(model)
+            qccl.torch.compress_fsdp(model, parameter_changes=args.parameter_changes)
     if args.backend == "qccl":
         qccl.torch.attach_ef_state(model)
     # SGD with momentum: Adam's per-coordinate normalisation hides most of what compression and

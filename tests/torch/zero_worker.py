@@ -68,6 +68,9 @@ def main():
             fail(f"step {step}: own shard {err:.2e} from the exact values (the codec's bound: "
                  "0 < error < 0.05)")
     delta_bytes = (sent_bytes(group) - before) / (STEPS + STILL)
+    if qccl.torch.changes_sent_bytes(group) != sent_bytes(group) - before:
+        fail(f"changes_sent_bytes {qccl.torch.changes_sent_bytes(group)}, not the "
+             f"{sent_bytes(group) - before} bytes the gathers sent")
     # Once the values stop changing, what earlier calls left out goes out with later ones.
     if not err < 1e-3:
         fail(f"{STILL} steps after the last change the own shard is still {err:.2e} off")

@@ -32,6 +32,12 @@ def gather_changes(buffer: torch.Tensor, codec: str = "fp8e4m3", name: str = "pa
                       codec=codec).wait()
 
 
+def changes_sent_bytes(group=None) -> int:
+    """The bytes this rank's all-gathers into buffers registered with gather_changes on `group`
+    have sent since registration (qcclCommWireBytes around each call): ZeRO's parameter traffic."""
+    return _C.changes_sent_bytes(qccl_backend(group))
+
+
 def compress_zero_parameters(engine, codec: str = "fp8e4m3") -> None:
     """DeepSpeed ZeRO stage 1 or 2 over the qccl backend: the post-step all-gathers of the
     updated parameters send each rank's change, encoded with `codec` (gather_changes on each of
