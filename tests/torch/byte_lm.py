@@ -45,7 +45,7 @@ class ByteLM(nn.Module):
         return self.head(self.norm(x))
 
     def loss(self, inputs, targets):
-        return F.cross_entropy(self.forward(inputs).reshape(-1, VOCAB), targets.reshape(-1))
+        return F.cross_entropy(self(inputs).reshape(-1, VOCAB), targets.reshape(-1))
 
     @torch.no_grad()
     def validation_loss(self, windows, batch=64):

@@ -10,6 +10,10 @@ by default, in one of three modes:
   zero2   DeepSpeed ZeRO stage 2 around the same AdamW; over qccl with --param-codec, its
           parameter all-gathers send changes (qccl.torch.compress_zero_parameters; "none":
           exact, counted the same way), gradients as QCCL_CODEC says
+  fsdp2   FSDP2 (each block and the whole model sharded); over qccl with --param-codec, the
+          parameters by their changes against a kept replica (compress_fsdp's
+          parameter_changes), gradients through FSDP's own reduce-scatter on the group; every
+          rank takes part in the validation passes (the forward gathers parameters)
 
 Every rank writes OUT.rank<r>.json: its training loss per step, the wall time of every step, the
 bytes its qccl collectives sent in the budget's steps (qcclCommWireBytes; the bootstrap and the
@@ -77,9 +81,21 @@ def zero2(model, opt, args):
     return engine, optimizer
 
 
+def fsdp2(model, args):
+    """Shards `model` with FSDP2 and returns its AdamW (made over the sharded parameters)."""
+    from torch.distributed.fsdp import fully_shard
+    for block in model.blocks:
+        fully_shard(block)
+    fully_shard(model)
+    if args.param_codec:
+        import qccl.torch
+        qccl.torch.compress_fsdp(model, reduce_scatter=False, parameter_changes=args.param_codec)
+    return torch.optim.AdamW(model.parameters(), lr=LR, betas=(0.9, 0.95), weight_decay=0.1)
+
+
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("mode", choices=["ddp", "diloco", "local", "zero2"])
+    p.add_argument("mode", choices=["ddp", "diloco", "local", "zero2", "fsdp2"])
     p.add_argument("out")
     p.add_argument("--backend", default="qccl", choices=["gloo", "qccl"])
     p.add_argument("--steps", type=int, default=1024)
@@ -125,7 +141,10 @@ def main():
     if args.mode == "zero2":
         trained, opt = zero2(model, opt, args)
         counted = trained.optimizer.real_dp_process_group[0]
-    windows = validation_windows(args.eval_windows, SEQ) if rank == 0 else None
+    elif args.mode == "fsdp2":
+        opt = fsdp2(model, args)
+    evaluating = rank == 0 or args.mode == "fsdp2"
+    windows = validation_windows(args.eval_windows, SEQ) if evaluating else None
 
     def validate():
         if outer is None:
@@ -179,7 +198,7 @@ def main():
         last = step == args.steps
         if last and outer is not None:  # every rank, before any other collective
             outer.finish()
-        if rank == 0 and (last or (args.eval_every and step % args.eval_every == 0)):
+        if evaluating and (last or (args.eval_every and step % args.eval_every == 0)):
             validation[step] = validate()
         reached = args.target is not None and rank == 0 and step in validation and \
             validation[step] <= args.target and step >= budget
