@@ -66,8 +66,12 @@ void writeBack(const at::Tensor& host, at::Tensor& out) {
 
 void check(qcclResult_t result, const char* what) {
   if (result == qcclSuccess) return;
-  throw std::runtime_error(std::string("qccl: ") + what + " failed: " + qcclGetErrorString(result) +
-                           ": " + qcclGetLastError(nullptr));
+  // A timeout says so in the words torch's backends use ("Timed out"), which callers match on.
+  const std::string kind = result == qcclTimeout
+                               ? std::string("Timed out (") + qcclGetErrorString(result) + ")"
+                               : qcclGetErrorString(result);
+  throw std::runtime_error(std::string("qccl: ") + what + " failed: " + kind + ": " +
+                           qcclGetLastError(nullptr));
 }
 
 qcclConfig_t configOf(const BackendOptions& options, std::chrono::milliseconds timeout) {
@@ -143,6 +147,7 @@ c10::intrusive_ptr<c10d::Work> QcclBackend::launch(c10d::OpType type,
   // reused in stream order), once the collectives queued before it have run, so that every rank
   // keeps one order.
   runInOrder([] {});
+  ++sequence_;
   const c10::DeviceGuard guard(device);
   const c10::Stream stream = c10::impl::VirtualGuardImpl(device.type()).getStream(device);
   job(static_cast<cudaStream_t>(stream.native_handle()));
@@ -152,6 +157,7 @@ c10::intrusive_ptr<c10d::Work> QcclBackend::launch(c10d::OpType type,
 c10::intrusive_ptr<c10d::Work> QcclBackend::enqueue(c10d::OpType type,
                                                     std::vector<at::Tensor> outputs,
                                                     std::function<void()> job) {
+  if (type != c10d::OpType::UNKNOWN) ++sequence_;  // UNKNOWN: runInOrder's jobs, no collective
   auto work = c10::make_intrusive<QcclWork>(getRank(), type, std::move(outputs));
   worker_->submit([work, job = std::move(job)] {
     try {

@@ -8,6 +8,7 @@
 #include <torch/csrc/distributed/c10d/Backend.hpp>
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -130,6 +131,10 @@ class QcclBackend : public c10d::Backend {
                                           const c10d::AllToAllOptions& opts) override;
   // Rank 0 waits for every rank, at most the timeout, and names the ranks that did not come.
   void monitoredBarrier(const c10d::BarrierOptions& opts, bool waitAllRanks) override;
+  // The collectives this process has issued on the group, as gloo counts them: torch compares it
+  // across ranks (TORCH_DISTRIBUTED_DEBUG=DETAIL, subgroups' object collectives) to catch
+  // collectives issued out of step.
+  uint64_t getSequenceNumberForGroup() override { return sequence_.load(); }
 
   // The compressed collectives with per-call settings (an explicit error-feedback key, codec,
   // decay), for the DDP hook, the FSDP2 comms and the outer loops (qccl/torch/ddp.py, fsdp.py,
@@ -188,6 +193,7 @@ class QcclBackend : public c10d::Backend {
   void gatherChangesInto(ChangeGathered& target, const at::Tensor& input);
 
   qcclComm_t comm_ = nullptr;
+  std::atomic<uint64_t> sequence_{0};  // collectives issued (getSequenceNumberForGroup)
   std::chrono::milliseconds timeout_;
   std::unique_ptr<OrderedWorker> worker_;       // stopped (drained) before the communicator goes
   std::unique_ptr<P2pCompleter> completer_;     // likewise

@@ -180,7 +180,7 @@ c10::intrusive_ptr<c10d::Work> QcclBackend::alltoall_base(at::Tensor& output, at
 
 void QcclBackend::monitoredBarrier(const c10d::BarrierOptions& opts, bool waitAllRanks) {
   const std::chrono::milliseconds timeout =
-      opts.timeout.count() > 0 && opts.timeout != c10d::kUnsetTimeout ? opts.timeout : timeout_;
+      opts.timeout.count() >= 0 && opts.timeout != c10d::kUnsetTimeout ? opts.timeout : timeout_;
   const int n = getSize(), me = getRank();
   auto expired = [start = std::chrono::steady_clock::now(), timeout] {
     return std::chrono::steady_clock::now() - start > timeout;
@@ -234,7 +234,9 @@ void QcclBackend::monitoredBarrier(const c10d::BarrierOptions& opts, bool waitAl
       for (size_t i = 0; i < (waitAllRanks ? missing.size() : 1); ++i) {
         ranks += (i ? ", " : "") + std::to_string(missing[i]);
       }
-      TORCH_CHECK(false, "qccl backend: ", waitAllRanks ? "Ranks " : "Rank ", ranks,
+      // As gloo words it: rank 0 timed out, and which ranks it was still waiting for.
+      TORCH_CHECK(false, "qccl backend: Rank 0 timed out in monitoredBarrier after ",
+                  timeout.count(), " ms: ", waitAllRanks ? "Ranks " : "Rank ", ranks,
                   " failed to pass monitoredBarrier in ", timeout.count(), " ms");
     }
     exchange(true, kBarrierReleasedTag, others);

@@ -1,7 +1,8 @@
 """CI's subset of PyTorch's own distributed conformance tests (conformance/torch_suite.py; the full
 run and its counts against gloo: docs/INTEGRATION.md, "PyTorch's own test-suite"): point-to-point
-with and without tags and from any source, under both profilers, reduce, barrier, on 2 ranks with the exact codec.
-Each must pass, not be skipped."""
+with and without tags and from any source, under both profilers, reduce, barrier, a barrier's
+timeout, monitored_barrier, a subgroup's all_gather_object (torch checks sequence numbers there),
+all_reduce_coalesced, on 2 ranks with the exact codec. Each must pass, not be skipped."""
 import os
 import subprocess
 import sys
@@ -11,7 +12,9 @@ SUITE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "conformance", 
 TESTS = ["test_send_recv", "test_send_recv_with_tag", "test_send_recv_autograd_profiler",
          "test_send_recv_with_tag_torch_profiler", "test_reduce_sum", "test_reduce_sum_twice",
          "test_barrier", "test_barrier_full_group", "test_send_recv_any_source",
-         "test_send_recv_any_source_torch_profiler"]
+         "test_send_recv_any_source_torch_profiler", "test_barrier_timeout_full_group",
+         "test_monitored_barrier_gloo_rank_0_timeout", "test_all_gather_object_subgroup",
+         "test_all_reduce_coalesced_sum"]
 
 
 def test_pytorch_conformance_subset_on_two_ranks():
