@@ -225,6 +225,37 @@ qcclResult_t qcclAllGatherEx(const void* sendbuff, void* recvbuff, size_t sendco
                              qcclDataType_t datatype, qcclComm_t comm, cudaStream_t stream,
                              const qcclCallConfig_t* config);
 
+/* qccl extension: shared-mask collectives (docs/ALGORITHMS.md, "Shared-mask collectives"). mask is
+ * a bitmap over the whole buffer's nranks * shard elements (element i: bit i % 8 of byte i / 8)
+ * that every rank holds the same; only the values under it travel, no index, in the call's codec
+ * with error feedback over the whole buffer's coordinates (config as for qcclReduceScatterEx /
+ * qcclAllGatherEx; QCCL_CALL_DELTA and QCCL_CALL_KEEP_OWN_SHARD do not apply). recvbuff is written
+ * at the mask's elements only. A mask that differs between ranks is refused on every rank
+ * (qcclInvalidUsage), nothing written. Host buffers; fp32, bf16, fp16; reduce-scatter: qcclSum or
+ * qcclAvg. */
+qcclResult_t qcclMaskedReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
+                                     qcclDataType_t datatype, qcclRedOp_t op,
+                                     const uint8_t* mask, qcclComm_t comm, cudaStream_t stream,
+                                     const qcclCallConfig_t* config);
+qcclResult_t qcclMaskedAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
+                                 qcclDataType_t datatype, const uint8_t* mask, qcclComm_t comm,
+                                 cudaStream_t stream, const qcclCallConfig_t* config);
+
+/* qccl extension: the shared-mask collectives' mask exchange: each rank's mask of its own shard
+ * (shardcount bits) to every rank, assembled into mask (nranks * shardcount bits, rank r's from
+ * bit r * shardcount), asynchronously, so that it overlaps a step. Start posts the messages and
+ * returns (shardMask may be reused at once; mask is written by then for the own shard, by
+ * completion for the others'); Test says whether it completed, Wait waits for it, at most
+ * QCCL_TIMEOUT per message; both free the exchange once it completed or failed. Each shard's mask
+ * travels as a bitmap or as its set positions (4 bytes each), whichever is smaller. tag: as
+ * qcclIsend's, used by nothing else between Start and completion. Host buffers. */
+typedef struct qcclMaskExchange* qcclMaskExchange_t;
+qcclResult_t qcclMaskExchangeStart(const uint8_t* shardMask, uint8_t* mask, size_t shardcount,
+                                   unsigned int tag, qcclComm_t comm,
+                                   qcclMaskExchange_t* exchange);
+qcclResult_t qcclMaskExchangeTest(qcclMaskExchange_t exchange, int* done);
+qcclResult_t qcclMaskExchangeWait(qcclMaskExchange_t exchange);
+
 /* NCCL's ncclReduce: the allreduce of the call (compressed as qcclAllReduce would be), written
  * into recvbuff at the root only. Host buffers (docs/API.md). */
 qcclResult_t qcclReduce(const void* sendbuff, void* recvbuff, size_t count, qcclDataType_t datatype,

@@ -2,6 +2,7 @@
 #include "codecs/codec_spec.h"
 #include "src/api/api_guard.h"
 #include "src/comm/collective_calls.h"
+#include "src/comm/masked_calls.h"
 
 using qccl::apiCall;
 using qccl::CollectiveKind;
@@ -50,6 +51,25 @@ qcclResult_t qcclAllGatherEx(const void* sendbuff, void* recvbuff, size_t sendco
 qcclResult_t qcclAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
                            qcclDataType_t datatype, qcclComm_t comm, cudaStream_t stream) {
   return qcclAllGatherEx(sendbuff, recvbuff, sendcount, datatype, comm, stream, nullptr);
+}
+
+qcclResult_t qcclMaskedReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
+                                     qcclDataType_t datatype, qcclRedOp_t op, const uint8_t* mask,
+                                     qcclComm_t comm, cudaStream_t stream,
+                                     const qcclCallConfig_t* config) {
+  return apiCall(__func__, [&] {
+    qccl::runMasked(qccl::usableComm(comm),
+                    {true, sendbuff, recvbuff, recvcount, datatype, op, mask, stream, config});
+  });
+}
+
+qcclResult_t qcclMaskedAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
+                                 qcclDataType_t datatype, const uint8_t* mask, qcclComm_t comm,
+                                 cudaStream_t stream, const qcclCallConfig_t* config) {
+  return apiCall(__func__, [&] {
+    qccl::runMasked(qccl::usableComm(comm), {false, sendbuff, recvbuff, sendcount, datatype,
+                                             qcclSum, mask, stream, config});
+  });
 }
 
 qcclResult_t qcclBroadcast(const void* sendbuff, void* recvbuff, size_t count,
