@@ -9,6 +9,7 @@
 namespace py = pybind11;
 using qccl::torch_backend::BackendOptions;
 using qccl::torch_backend::CallSettings;
+using qccl::torch_backend::MaskExchangeHandle;
 using qccl::torch_backend::QcclBackend;
 
 namespace {
@@ -80,16 +81,57 @@ PYBIND11_MODULE(_C, m) {
   m.def(
       "gather_changes",
       [](const c10::intrusive_ptr<c10d::Backend>& b, at::Tensor buffer, uint64_t key,
-         std::optional<std::string> codec) {
+         std::optional<std::string> codec, bool changes) {
         CallSettings call;
         call.key = key;
         call.codec = codec;
-        return qcclBackend(b).gatherChanges(buffer, call);
+        return qcclBackend(b).gatherChanges(buffer, call, changes);
       },
       py::arg("backend"), py::arg("buffer"), py::arg("key"), py::kw_only(),
-      py::arg("codec") = py::none(),
+      py::arg("codec") = py::none(), py::arg("changes") = true,
       "all_gather_into_tensor into `buffer` sends each rank's change from now on "
-      "(QCCL_CALL_DELTA); first an exact all-gather of this rank's shard into it");
+      "(QCCL_CALL_DELTA; changes=False: its values, encoded without error feedback); first an "
+      "exact all-gather of this rank's shard into it");
+  m.def(
+      "masked_reduce_scatter",
+      [](const c10::intrusive_ptr<c10d::Backend>& b, at::Tensor output, at::Tensor input,
+         const at::Tensor& mask, c10d::ReduceOp op, uint64_t key, std::optional<std::string> codec,
+         bool errorFeedback) {
+        CallSettings call;
+        call.key = key;
+        call.codec = codec;
+        call.errorFeedback = errorFeedback;
+        return qcclBackend(b).maskedReduceScatter(output, input, mask, op, call);
+      },
+      py::arg("backend"), py::arg("output"), py::arg("input"), py::arg("mask"), py::arg("op"),
+      py::arg("key"), py::kw_only(), py::arg("codec") = py::none(),
+      py::arg("error_feedback") = true,
+      "qcclMaskedReduceScatter: the values under `mask` (a uint8 bitmap over the input) only");
+  m.def(
+      "masked_all_gather",
+      [](const c10::intrusive_ptr<c10d::Backend>& b, at::Tensor output, at::Tensor input,
+         const at::Tensor& mask, uint64_t key, std::optional<std::string> codec,
+         bool errorFeedback) {
+        CallSettings call;
+        call.key = key;
+        call.codec = codec;
+        call.errorFeedback = errorFeedback;
+        return qcclBackend(b).maskedAllGather(output, input, mask, call);
+      },
+      py::arg("backend"), py::arg("output"), py::arg("input"), py::arg("mask"), py::arg("key"),
+      py::kw_only(), py::arg("codec") = py::none(), py::arg("error_feedback") = true,
+      "qcclMaskedAllGather: the values under `mask` (a uint8 bitmap over the output) only");
+  py::class_<MaskExchangeHandle, std::shared_ptr<MaskExchangeHandle>>(m, "MaskExchange")
+      .def("test", &MaskExchangeHandle::test, py::call_guard<py::gil_scoped_release>())
+      .def("wait", &MaskExchangeHandle::wait, py::call_guard<py::gil_scoped_release>());
+  m.def(
+      "start_mask_exchange",
+      [](const c10::intrusive_ptr<c10d::Backend>& b, const at::Tensor& shardMask,
+         const at::Tensor& mask, size_t shard,
+         unsigned tag) { return qcclBackend(b).startMaskExchange(shardMask, mask, shard, tag); },
+      py::arg("backend"), py::arg("shard_mask"), py::arg("mask"), py::arg("shard"), py::arg("tag"),
+      "qcclMaskExchangeStart: this rank's shard mask to every rank into `mask`, in the "
+      "background; the MaskExchange's test() / wait() complete it");
   m.def(
       "changes_sent_bytes",
       [](const c10::intrusive_ptr<c10d::Backend>& b) { return qcclBackend(b).changesSentBytes(); },

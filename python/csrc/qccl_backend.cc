@@ -25,7 +25,8 @@ void finishOutput(const at::Tensor& computed, at::Tensor& output) {
 
 size_t count(const at::Tensor& t) { return size_t(t.numel()); }
 
-// call's settings as a qcclCallConfig_t; call (its codec string) must outlive the result.
+}  // namespace
+
 qcclCallConfig_t callConfig(const CallSettings& call) {
   qcclCallConfig_t config = QCCL_CALL_CONFIG_INITIALIZER;
   config.efKey = call.key;
@@ -36,8 +37,6 @@ qcclCallConfig_t callConfig(const CallSettings& call) {
   if (call.anySize) config.flags |= QCCL_CALL_COMPRESS;
   return config;
 }
-
-}  // namespace
 
 void QcclBackend::checkWorldList(const std::vector<at::Tensor>& list, const at::Tensor& like,
                                  const char* what) const {

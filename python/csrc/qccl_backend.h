@@ -42,12 +42,32 @@ struct CallSettings {
   bool anySize = false;       // QCCL_CALL_COMPRESS: compressed whatever the size
 };
 
-// A buffer whose all-gathers send each rank's change (QCCL_CALL_DELTA; QcclBackend::gatherChanges).
+// A buffer whose all-gathers send each rank's change (QCCL_CALL_DELTA; QcclBackend::gatherChanges),
+// or, registered with changes false, each rank's values encoded without error feedback (ZeRO++'s
+// quantized weights, qwZ).
 struct ChangeGathered {
   at::Tensor buffer;      // flat, contiguous, CPU
   at::Tensor ownReplica;  // this rank's shard as the last all-gather left it on every rank
   CallSettings call;
+  bool changes = true;
   uint64_t sentBytes = 0;  // what this rank's gathers into it have sent (qcclCommWireBytes)
+};
+
+// An exchange of shard masks in flight (qcclMaskExchangeStart): test() and wait() complete it; the
+// tensors it reads and writes are kept alive until then. Dropped while in flight, it cancels.
+class MaskExchangeHandle {
+ public:
+  MaskExchangeHandle(qcclMaskExchange_t exchange, at::Tensor shardMask, at::Tensor mask)
+      : exchange_(exchange), shardMask_(std::move(shardMask)), mask_(std::move(mask)) {}
+  MaskExchangeHandle(const MaskExchangeHandle&) = delete;
+  MaskExchangeHandle& operator=(const MaskExchangeHandle&) = delete;
+  ~MaskExchangeHandle();
+  bool test();  // whether every shard's mask is in `mask`; throws for a failed exchange
+  void wait();
+
+ private:
+  qcclMaskExchange_t exchange_;  // null once completed or failed (qccl freed it)
+  at::Tensor shardMask_, mask_;
 };
 
 class QcclBackend : public c10d::Backend {
@@ -158,11 +178,27 @@ class QcclBackend : public c10d::Backend {
   // result, as `call` says (codec, key): ZeRO-1/2's parameter all-gather (qccl/torch/zero.py,
   // docs/INTEGRATION.md "ZeRO-1/2: parameters by their changes"). First an exact all-gather of
   // this rank's shard of `buffer` into it makes every rank's copy the same. Registering a buffer
-  // again replaces its settings and makes the copies the same again.
-  c10::intrusive_ptr<c10d::Work> gatherChanges(at::Tensor& buffer, const CallSettings& call);
+  // again replaces its settings and makes the copies the same again. changes false: the
+  // all-gathers send each rank's values instead, encoded without error feedback.
+  c10::intrusive_ptr<c10d::Work> gatherChanges(at::Tensor& buffer, const CallSettings& call,
+                                               bool changes = true);
   // The bytes this rank's all-gathers into registered buffers have sent since they were
   // registered, after the collectives queued before.
   uint64_t changesSentBytes();
+  // The shared-mask collectives (qcclMaskedReduceScatter / qcclMaskedAllGather, docs/ALGORITHMS.md
+  // "Shared-mask collectives") on CPU tensors, in issue order with the others: `mask` a uint8
+  // bitmap over the whole buffer, the same on every rank; outputs written under it only.
+  c10::intrusive_ptr<c10d::Work> maskedReduceScatter(at::Tensor& output, at::Tensor& input,
+                                                     const at::Tensor& mask,
+                                                     const c10d::ReduceOp& op,
+                                                     const CallSettings& call);
+  c10::intrusive_ptr<c10d::Work> maskedAllGather(at::Tensor& output, at::Tensor& input,
+                                                 const at::Tensor& mask, const CallSettings& call);
+  // Starts sending this rank's shard mask (`shard` bits of shardMask) to every rank into `mask`
+  // (qcclMaskExchangeStart under `tag`): returns at once, its messages complete in the background.
+  std::shared_ptr<MaskExchangeHandle> startMaskExchange(const at::Tensor& shardMask,
+                                                        const at::Tensor& mask, size_t shard,
+                                                        unsigned tag);
 
  private:
   // Runs a collective on tensors of `device`: CPU tensors on the worker thread (job gets a NULL
@@ -205,6 +241,9 @@ class QcclBackend : public c10d::Backend {
 at::Tensor hostCopy(const at::Tensor& t);
 // Writes `host` into `out` unless they are the same tensor.
 void writeBack(const at::Tensor& host, at::Tensor& out);
+
+// call's settings as a qcclCallConfig_t; call (its codec string) must outlive the result.
+qcclCallConfig_t callConfig(const CallSettings& call);
 
 // Throws std::runtime_error with qccl's message for a failed call.
 void check(qcclResult_t result, const char* what);

@@ -10,18 +10,20 @@ namespace qccl::torch_backend {
 
 namespace {
 
-qcclCallConfig_t deltaConfig(const CallSettings& call) {
+// Changes: QCCL_CALL_DELTA, the last result being the owner's error feedback. Values: the codec
+// alone, no residual kept (each call sends the whole value again, so no error accumulates).
+qcclCallConfig_t gatherConfig(const ChangeGathered& target) {
   qcclCallConfig_t config = QCCL_CALL_CONFIG_INITIALIZER;
-  config.efKey = call.key;
-  if (call.codec) config.codec = call.codec->c_str();
-  config.flags = QCCL_CALL_DELTA;
+  config.efKey = target.call.key;
+  if (target.call.codec) config.codec = target.call.codec->c_str();
+  config.flags = target.changes ? QCCL_CALL_DELTA : QCCL_CALL_NO_EF;
   return config;
 }
 
 }  // namespace
 
 c10::intrusive_ptr<c10d::Work> QcclBackend::gatherChanges(at::Tensor& buffer,
-                                                          const CallSettings& call) {
+                                                          const CallSettings& call, bool changes) {
   TORCH_CHECK(buffer.is_cpu(),
               "qccl backend: gather_changes takes a CPU tensor (qccl's all-gather of changes "
               "runs on host transports)");
@@ -33,7 +35,7 @@ c10::intrusive_ptr<c10d::Work> QcclBackend::gatherChanges(at::Tensor& buffer,
               "qccl backend: gather_changes takes float32, bfloat16 or float16, not ", type);
   at::Tensor flat = buffer.view({-1});
   return launch(c10d::OpType::_ALLGATHER_BASE, {buffer}, buffer.device(),
-                [this, flat, call](cudaStream_t) {
+                [this, flat, call, changes](cudaStream_t) {
                   const int64_t n = flat.numel() / getSize();
                   at::Tensor own = flat.narrow(0, int64_t(getRank()) * n, n);
                   qcclCallConfig_t exact = QCCL_CALL_CONFIG_INITIALIZER;
@@ -41,7 +43,7 @@ c10::intrusive_ptr<c10d::Work> QcclBackend::gatherChanges(at::Tensor& buffer,
                   check(qcclAllGatherEx(own.data_ptr(), flat.data_ptr(), size_t(n),
                                         qcclTypeOf(flat), comm_, nullptr, &exact),
                         "qcclAllGatherEx");
-                  ChangeGathered entry{flat, own.clone(), call};
+                  ChangeGathered entry{flat, own.clone(), call, changes};
                   if (ChangeGathered* known = changeGathered(flat)) {
                     *known = entry;
                   } else {
@@ -68,15 +70,15 @@ void QcclBackend::gatherChangesInto(ChangeGathered& target, const at::Tensor& in
   // last result again for the change to be taken against it (and qccl refuses an input inside
   // the output of a delta all-gather).
   const at::Tensor next = input.reshape({-1}).clone();
-  own.copy_(target.ownReplica);
-  const qcclCallConfig_t config = deltaConfig(target.call);
+  if (target.changes) own.copy_(target.ownReplica);
+  const qcclCallConfig_t config = gatherConfig(target);
   uint64_t sentBefore = 0, sentAfter = 0, received = 0;
   check(qcclCommWireBytes(comm_, &sentBefore, &received), "qcclCommWireBytes");
   const qcclResult_t result = qcclAllGatherEx(next.data_ptr(), target.buffer.data_ptr(), size_t(n),
                                               qcclTypeOf(next), comm_, nullptr, &config);
   if (result != qcclSuccess) own.copy_(next);  // the caller's new values are not lost
-  check(result, "qcclAllGatherEx (QCCL_CALL_DELTA)");
-  target.ownReplica.copy_(own);
+  check(result, target.changes ? "qcclAllGatherEx (QCCL_CALL_DELTA)" : "qcclAllGatherEx");
+  if (target.changes) target.ownReplica.copy_(own);
   check(qcclCommWireBytes(comm_, &sentAfter, &received), "qcclCommWireBytes");
   target.sentBytes += sentAfter - sentBefore;
 }

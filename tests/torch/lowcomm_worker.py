@@ -9,7 +9,8 @@ by default, in one of three modes:
   local   the same steps with no communication at all: the compute floor
   zero2   DeepSpeed ZeRO stage 2 around the same AdamW; over qccl with --param-codec, its
           parameter all-gathers send changes (qccl.torch.compress_zero_parameters; "none":
-          exact, counted the same way), gradients as QCCL_CODEC says
+          exact, counted the same way; --param-values: the values themselves, as ZeRO++'s
+          quantized weights), gradients as QCCL_CODEC says
   fsdp2   FSDP2 (each block and the whole model sharded); over qccl with --param-codec, the
           parameters by their changes against a kept replica (compress_fsdp's
           parameter_changes), gradients through FSDP's own reduce-scatter on the group; every
@@ -77,7 +78,8 @@ def zero2(model, opt, args):
     engine, optimizer, _, _ = deepspeed.initialize(model=model, optimizer=opt, config=config)
     if args.param_codec:
         import qccl.torch
-        qccl.torch.compress_zero_parameters(engine, codec=args.param_codec)
+        qccl.torch.compress_zero_parameters(engine, codec=args.param_codec,
+                                            changes=not args.param_values)
     return engine, optimizer
 
 
@@ -115,6 +117,8 @@ def main():
     p.add_argument("--model", default="1.26M", choices=list(MODELS))
     p.add_argument("--batch", type=int, default=BATCH)
     p.add_argument("--param-codec", default=None, help="zero2 over qccl: the parameters' changes")
+    p.add_argument("--param-values", action="store_true",
+                   help="zero2: the parameters themselves in --param-codec (ZeRO++'s qwZ)")
     args = p.parse_args()
     budget = args.budget or args.steps
     torch.set_num_threads(1)

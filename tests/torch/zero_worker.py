@@ -82,6 +82,22 @@ def main():
     dist.all_gather_into_tensor(buffer, master.clone(), group=group)
     same_everywhere(buffer, "out of place")
 
+    # gather_quantized (ZeRO++'s qwZ): the values themselves, encoded, no error feedback: the
+    # copies the same everywhere, the own shard the codec's error off, and still as far off
+    # after steps that change nothing (no residual goes out later).
+    values = torch.randn(SHARD * size, generator=g)
+    mine = values[rank * SHARD:(rank + 1) * SHARD]
+    exact = mine.clone()
+    qccl.torch.gather_quantized(values, codec=codec, name="test.values", group=group)
+    errors = []
+    for step in range(3):
+        mine.copy_(exact)
+        dist.all_gather_into_tensor(values, mine, group=group)
+        same_everywhere(values, f"gather_quantized, step {step}")
+        errors.append((mine - exact).abs().max().item() / exact.abs().max().item())
+    if not 0 < errors[0] < 0.1 or errors[-1] != errors[0]:
+        fail(f"gather_quantized: own shard errors {errors}: not the codec's error, every step")
+
     # Misuse: a clear error, nothing registered.
     for bad, what in [(torch.zeros(SHARD * size + 1), "do not split into"),
                       (torch.zeros(SHARD * size, dtype=torch.int32), "takes float32")]:

@@ -32,12 +32,14 @@ from .diloco import DiLoCo
 from .ef_state import attach_ef_state, ef_state, ef_state_key, load_ef_state, reset_ef
 from .elastic import ElasticWorld, broadcast_optimizer_state, broadcast_state
 from .fsdp import CompressedAllGather, CompressedReduceScatter, compress_fsdp
-from .zero import changes_sent_bytes, compress_zero_parameters, gather_changes
+from .scape import ScapeAdamW
+from .zero import changes_sent_bytes, compress_zero_parameters, gather_changes, gather_quantized
 
 __all__ = ["Options", "DiLoCo", "ElasticWorld", "broadcast_state", "broadcast_optimizer_state",
            "DdpHookState", "ddp_comm_hook", "register_ddp_hook", "attach_ef_state", "ef_state",
            "ef_state_key", "load_ef_state", "reset_ef", "CompressedAllGather", "CompressedReduceScatter",
-           "compress_fsdp", "compress_zero_parameters", "gather_changes", "changes_sent_bytes"]
+           "compress_fsdp", "compress_zero_parameters", "gather_changes", "gather_quantized",
+           "changes_sent_bytes", "ScapeAdamW"]
 
 
 @dataclass

@@ -14,6 +14,10 @@ After a call every rank's buffer holds the same bits: the decoded replica, the o
 (its exact values stay in the optimizer's fp32 master copy, which the next step writes into the
 shard again). Memory: each registered buffer keeps a copy of this rank's shard, 1/world-size of
 the buffer (and a second one while a gather runs).
+
+compress_zero_parameters(engine, codec="int8", changes=False) sends the parameters themselves,
+encoded, as ZeRO++'s quantized weights (qwZ) do: no error feedback, every rank's copy the decoded
+values (the measurements' reference configuration, docs/PERFORMANCE.md "Sharded training").
 """
 import torch
 
@@ -32,17 +36,27 @@ def gather_changes(buffer: torch.Tensor, codec: str = "fp8e4m3", name: str = "pa
                       codec=codec).wait()
 
 
+def gather_quantized(buffer: torch.Tensor, codec: str = "int8", name: str = "parameters",
+                     group=None) -> None:
+    """As gather_changes, but every all_gather_into_tensor into `buffer` sends each rank's values
+    themselves, encoded with `codec`, without error feedback (ZeRO++'s qwZ): every rank's copy
+    holds the decoded values, the owner's shard too."""
+    _C.gather_changes(qccl_backend(group, buffer.device), buffer, key_of(f"gather_changes.{name}"),
+                      codec=codec, changes=False).wait()
+
+
 def changes_sent_bytes(group=None) -> int:
     """The bytes this rank's all-gathers into buffers registered with gather_changes on `group`
     have sent since registration (qcclCommWireBytes around each call): ZeRO's parameter traffic."""
     return _C.changes_sent_bytes(qccl_backend(group))
 
 
-def compress_zero_parameters(engine, codec: str = "fp8e4m3") -> None:
+def compress_zero_parameters(engine, codec: str = "fp8e4m3", changes: bool = True) -> None:
     """DeepSpeed ZeRO stage 1 or 2 over the qccl backend: the post-step all-gathers of the
     updated parameters send each rank's change, encoded with `codec` (gather_changes on each of
-    the optimizer's flat parameter buffers). Call it on every rank after deepspeed.initialize,
-    before or after load_checkpoint (docs/INTEGRATION.md says what a resumed run holds)."""
+    the optimizer's flat parameter buffers; changes=False: the values themselves,
+    gather_quantized). Call it on every rank after deepspeed.initialize, before or after
+    load_checkpoint (docs/INTEGRATION.md says what a resumed run holds)."""
     stage = engine.zero_optimization_stage()
     if stage not in (1, 2):
         raise ValueError(f"compress_zero_parameters: ZeRO stage 1 or 2, not {stage} (stage 3 "
@@ -51,4 +65,5 @@ def compress_zero_parameters(engine, codec: str = "fp8e4m3") -> None:
     optimizer = engine.optimizer
     for i, (flat, group) in enumerate(zip(optimizer.bit16_groups_flat,
                                           optimizer.real_dp_process_group)):
-        gather_changes(flat, codec=codec, name=f"zero.{i}", group=group)
+        register = gather_changes if changes else gather_quantized
+        register(flat, codec=codec, name=f"zero.{i}", group=group)

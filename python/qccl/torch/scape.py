@@ -1,0 +1,201 @@
+"""ScapeAdamW: ZeRO-1-style sharded AdamW with SCAPE-style shared-mask sparse gradients (arXiv
+2607.01678) over a qccl group (docs/INTEGRATION.md, "SCAPE-style sparse sharded AdamW").
+
+    opt = qccl.torch.ScapeAdamW(model.parameters(), lr=2e-3, density=0.01, codec="int4")
+    for batch in data:
+        model.loss(*batch).backward(); opt.step(); opt.zero_grad()
+
+The trainable parameters live in one flat fp32 buffer that every rank holds the same (the model's
+parameters become views into it), split into one shard per rank. Rank r owns shard r: its exact
+fp32 values, AdamW's moments and each coordinate's update count. A step, with M the mask every rank
+holds (chosen by the owners one step earlier; all of it at the first step):
+
+1. a ← a + g, this rank's flat gradient added to its accumulator of what it has not sent yet;
+2. ĝ = masked reduce-scatter of a under M (Avg, `codec`, qccl's error feedback for the codec's
+   error), a[M] ← 0: a coordinate outside the mask keeps its gradient in a until it is sent;
+3. on the owned shard, at the masked coordinates only, with c the coordinate's update count:
+   c ← c + 1; m ← β1·m + (1−β1)·ĝ; v ← β2·v + (1−β2)·ĝ²;
+   θ ← θ·(1 − lr·λ) − lr·(m / (1−β1^c)) / (√(v / (1−β2^c)) + ε);
+   outside the mask m, v, c and θ stay as they are (no decay either);
+4. the next mask: on the owned shard, the ⌈density·S⌉ largest |β1·m + (1−β1)·a| (the first moment
+   the coordinate would have if this rank's unsent gradient were the group's), sent to every rank
+   in the background (qcclMaskExchangeStart) and applied at the next step;
+5. the parameters: each owner's change under M, θ − replica, by the masked all-gather
+   (`param_codec`; exact: the values themselves), added to every rank's replica, so every rank's
+   parameters stay bitwise the same and what a codec left out goes with a later step.
+"""
+import math
+from typing import Iterable, Optional
+
+import torch
+import torch.distributed as dist
+
+from . import _C
+from ._keys import key_of, qccl_backend
+from .ef_state import ef_state, load_ef_state
+
+_MASK_TAG = 0x5CA9E  # the mask exchange's point-to-point tag on the group
+
+
+def _bits(flags: torch.Tensor) -> torch.Tensor:
+    """A bool tensor as a uint8 bitmap, element i at bit i % 8 of byte i // 8."""
+    padded = torch.zeros((flags.numel() + 7) // 8 * 8, dtype=torch.uint8)
+    padded[:flags.numel()] = flags.to(torch.uint8)
+    weights = torch.tensor([1 << i for i in range(8)], dtype=torch.uint8)
+    return (padded.view(-1, 8) * weights).sum(dim=1, dtype=torch.uint8)
+
+
+def _flags(bits: torch.Tensor, count: int) -> torch.Tensor:
+    """A uint8 bitmap as count bools."""
+    shifts = torch.arange(8, dtype=torch.uint8)
+    return ((bits.view(-1, 1) >> shifts) & 1).view(-1)[:count].bool()
+
+
+class ScapeAdamW:
+    """ZeRO-1-style AdamW over the qccl `group` (None: the default group) whose gradients travel
+    as the values under a mask every rank knows (density: the fraction of each shard), encoded
+    with `codec` (None: the group's); parameters by their changes under the same mask, encoded
+    with `param_codec` (None: exact). The module docstring gives the update."""
+
+    def __init__(self, params: Iterable[torch.nn.Parameter], lr: float = 1e-3,
+                 betas=(0.9, 0.999), eps: float = 1e-8, weight_decay: float = 0.01,
+                 density: float = 0.01, codec: Optional[str] = None,
+                 param_codec: Optional[str] = None, group=None, name: str = "scape"):
+        if not 0 < density <= 1:
+            raise ValueError(f"ScapeAdamW: density must be in (0, 1], not {density}")
+        self.params = [p for p in params if p.requires_grad]
+        if not self.params or any(p.device.type != "cpu" or p.dtype != torch.float32
+                                  for p in self.params):
+            raise ValueError("ScapeAdamW: trainable float32 CPU parameters (its collectives run "
+                             "on host transports)")
+        # param_groups: one group, so that a learning-rate schedule sets "lr" as on torch's.
+        self.param_groups = [{"lr": lr}]
+        self.betas, self.eps, self.weight_decay = betas, eps, weight_decay
+        self.density, self.codec, self.param_codec = density, codec, param_codec
+        self.group = group
+        self.backend = qccl_backend(group)
+        self.rank, self.size = dist.get_rank(group), dist.get_world_size(group)
+        self.keys = key_of(f"{name}.gradients"), key_of(f"{name}.parameters")
+        total = sum(p.numel() for p in self.params)
+        self.shard = -(-total // self.size)
+        self.flat = torch.zeros(self.shard * self.size)
+        # Every rank starts from rank 0's parameters; the model's parameters become views.
+        offset = 0
+        for p in self.params:
+            self.flat[offset:offset + p.numel()].copy_(p.detach().view(-1))
+            offset += p.numel()
+        dist.broadcast(self.flat, src=dist.get_global_rank(group, 0) if group else 0, group=group)
+        offset = 0
+        for p in self.params:
+            p.data = self.flat[offset:offset + p.numel()].view_as(p)
+            offset += p.numel()
+        own = slice(self.rank * self.shard, (self.rank + 1) * self.shard)
+        self.own = own
+        self.master = self.flat[own].clone()
+        self.m = torch.zeros(self.shard)
+        self.v = torch.zeros(self.shard)
+        self.count = torch.zeros(self.shard, dtype=torch.int64)
+        self.unsent = torch.zeros_like(self.flat)
+        self.mask = _bits(torch.ones(self.flat.numel(), dtype=torch.bool))  # the first step: all
+        self.next_mask = torch.zeros_like(self.mask)
+        self.own_mask = torch.zeros((self.shard + 7) // 8, dtype=torch.uint8)
+        self.exchange = None
+        self.steps = 0
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        for p in self.params:
+            if set_to_none:
+                p.grad = None
+            elif p.grad is not None:
+                p.grad.zero_()
+
+    @torch.no_grad()
+    def step(self) -> None:
+        offset = 0
+        for p in self.params:  # 1. what this rank has not sent yet
+            if p.grad is not None:
+                self.unsent[offset:offset + p.numel()] += p.grad.view(-1)
+            offset += p.numel()
+        if self.exchange is not None:  # the mask the owners chose last step
+            self.exchange.wait()
+            self.exchange = None
+            self.mask.copy_(self.next_mask)
+        masked = _flags(self.mask, self.flat.numel())
+        mine = masked[self.own]
+
+        grad = torch.zeros(self.shard)  # 2. the masked reduce-scatter
+        _C.masked_reduce_scatter(self.backend, grad, self.unsent, self.mask, dist.ReduceOp.AVG,
+                                 self.keys[0], codec=self.codec).wait()
+        self.unsent[masked] = 0
+
+        beta1, beta2 = self.betas  # 3. AdamW on the owned shard's masked coordinates
+        lr = self.param_groups[0]["lr"]
+        self.count[mine] += 1
+        c = self.count[mine].double()
+        g = grad[mine]
+        self.m[mine] = beta1 * self.m[mine] + (1 - beta1) * g
+        self.v[mine] = beta2 * self.v[mine] + (1 - beta2) * g * g
+        m_hat = self.m[mine] / (1 - beta1 ** c).float()
+        v_hat = self.v[mine] / (1 - beta2 ** c).float()
+        theta = self.master[mine] * (1 - lr * self.weight_decay)
+        self.master[mine] = theta - lr * m_hat / (v_hat.sqrt() + self.eps)
+
+        # 4. the next mask, from the first moment, sent while the next step computes
+        score = (beta1 * self.m + (1 - beta1) * self.unsent[self.own]).abs()
+        k = max(1, math.ceil(self.density * self.shard))
+        chosen = torch.zeros(self.shard, dtype=torch.bool)
+        chosen[torch.topk(score, k, sorted=False).indices] = True
+        self.own_mask.copy_(_bits(chosen))
+        self.exchange = _C.start_mask_exchange(self.backend, self.own_mask, self.next_mask,
+                                               self.shard, _MASK_TAG)
+
+        # 5. the parameters under this step's mask, the same on every rank
+        replica = self.flat
+        if self.param_codec is None:
+            values = replica.clone()
+            _C.masked_all_gather(self.backend, values, self.master.clone(), self.mask,
+                                 self.keys[1], codec="none").wait()
+            replica[masked] = values[masked]
+        else:
+            change = torch.zeros_like(replica)
+            _C.masked_all_gather(self.backend, change, self.master - replica[self.own], self.mask,
+                                 self.keys[1], codec=self.param_codec,
+                                 error_feedback=False).wait()
+            replica[masked] += change[masked]
+        self.steps += 1
+
+    def state_dict(self) -> dict:
+        """This rank's state (each rank saves its own): the owned shard's exact values, moments
+        and counts, the unsent gradients, the mask in use and the next one, the step count, and
+        the group's error-feedback residuals (the codec's error under the masks)."""
+        pending = self.exchange is not None
+        if pending:  # its mask is in next_mask now, still to be applied at the next step
+            self.exchange.wait()
+            self.exchange = _Done()
+        return {"master": self.master.clone(), "m": self.m.clone(), "v": self.v.clone(),
+                "count": self.count.clone(), "unsent": self.unsent.clone(),
+                "mask": self.mask.clone(), "next_mask": self.next_mask.clone(),
+                "pending": pending, "steps": self.steps, "flat": self.flat.clone(),
+                "ef_state": ef_state(self.group), "rank": self.rank, "size": self.size}
+
+    def load_state_dict(self, state: dict) -> None:
+        if state["rank"] != self.rank or state["size"] != self.size:
+            raise ValueError(f"ScapeAdamW: a state of rank {state['rank']} of {state['size']}, "
+                             f"loaded on rank {self.rank} of {self.size}")
+        if state["flat"].numel() != self.flat.numel():
+            raise ValueError("ScapeAdamW: the state is of other parameters "
+                             f"({state['flat'].numel()} elements, not {self.flat.numel()})")
+        for name in ("master", "m", "v", "count", "unsent", "mask", "next_mask", "flat"):
+            getattr(self, name).copy_(state[name])
+        self.steps = state["steps"]
+        # A mask exchange that was in flight at the save completed into next_mask: apply it at
+        # the next step, as the uninterrupted run does.
+        self.exchange = _Done() if state["pending"] else None
+        load_ef_state(state["ef_state"], self.group)
+
+
+class _Done:
+    """An exchange that completed before a checkpoint was saved."""
+
+    def wait(self) -> None:
+        pass

@@ -1,0 +1,156 @@
+"""One rank of test_scape.py: qccl.torch.ScapeAdamW on a tiny model, 3 ranks (the default group
+gloo, for the checks and the reference; a qccl group does the work). Exits non-zero, naming what
+failed.
+
+  scape_worker.py reference   exact codecs: every step's parameters bitwise those of a plain-PyTorch
+                              replay of the update (scape.py's docstring) from every rank's gradients
+  scape_worker.py resume      int4 gradients, fp8e4m3 parameter changes: every rank's parameters
+                              the same; a run resumed from a checkpoint the uninterrupted run, bit for
+                              bit
+"""
+import math
+import sys
+
+import torch
+import torch.distributed as dist
+
+import qccl.torch
+
+STEPS, DENSITY = 8, 0.25
+LR, BETAS, EPS, WD = 0.05, (0.9, 0.99), 1e-8, 0.1
+
+
+def fail(message):
+    sys.stderr.write(f"rank {dist.get_rank()}: {message}\n")
+    sys.exit(1)
+
+
+def model():
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(10, 7), torch.nn.Tanh(), torch.nn.Linear(7, 3))
+
+
+def backward(net, rank, step):
+    g = torch.Generator().manual_seed(100 * step + rank)
+    x, y = torch.randn(16, 10, generator=g), torch.randn(16, 3, generator=g)
+    loss = ((net(x) - y) ** 2).mean()
+    loss.backward()
+
+
+def flat_grads(net, size):
+    g = torch.cat([p.grad.view(-1) for p in net.parameters()])
+    return torch.cat([g, torch.zeros(size - g.numel())])
+
+
+def gathered(t):
+    out = [torch.empty_like(t) for _ in range(dist.get_world_size())]
+    dist.all_gather(out, t)
+    return out
+
+
+def same_everywhere(t, what):
+    if any(not torch.equal(o.view(torch.int32), t.view(torch.int32)) for o in gathered(t)):
+        fail(f"{what}: the parameters differ between ranks")
+
+
+class Reference:
+    """The update written out on whole vectors from every rank's gradients (scape.py, steps 1-5),
+    with exact codecs."""
+
+    def __init__(self, flat, n):
+        self.n, self.shard = n, flat.numel() // n
+        self.theta, self.master = flat.clone(), flat.clone()
+        self.m, self.v = torch.zeros_like(flat), torch.zeros_like(flat)
+        self.count = torch.zeros(flat.numel(), dtype=torch.int64)
+        self.unsent = [torch.zeros_like(flat) for _ in range(n)]
+        self.mask = torch.ones(flat.numel(), dtype=torch.bool)
+
+    def step(self, grads):
+        for r in range(self.n):
+            self.unsent[r] += grads[r]
+        total = self.unsent[0].clone()
+        for r in range(1, self.n):
+            total += self.unsent[r]
+        g = (total / self.n)[self.mask]
+        for r in range(self.n):
+            self.unsent[r][self.mask] = 0
+        M = self.mask
+        self.count[M] += 1
+        c = self.count[M].double()
+        self.m[M] = BETAS[0] * self.m[M] + (1 - BETAS[0]) * g
+        self.v[M] = BETAS[1] * self.v[M] + (1 - BETAS[1]) * g * g
+        m_hat = self.m[M] / (1 - BETAS[0] ** c).float()
+        v_hat = self.v[M] / (1 - BETAS[1] ** c).float()
+        self.master[M] = self.master[M] * (1 - LR * WD) - LR * m_hat / (v_hat.sqrt() + EPS)
+        self.theta[M] = self.master[M]
+        nxt = torch.zeros_like(self.mask)
+        k = max(1, math.ceil(DENSITY * self.shard))
+        for r in range(self.n):  # each owner's shard, from its first moment and unsent gradient
+            own = slice(r * self.shard, (r + 1) * self.shard)
+            score = (BETAS[0] * self.m[own] + (1 - BETAS[0]) * self.unsent[r][own]).abs()
+            nxt[own][torch.topk(score, k, sorted=False).indices] = True
+        self.mask = nxt
+
+
+def reference(group):
+    net = model()
+    opt = qccl.torch.ScapeAdamW(net.parameters(), lr=LR, betas=BETAS, eps=EPS, weight_decay=WD,
+                                density=DENSITY, codec="none", group=group)
+    ref = Reference(opt.flat, dist.get_world_size())
+    for step in range(STEPS):
+        backward(net, dist.get_rank(), step)
+        ref.step(gathered(flat_grads(net, opt.flat.numel())))
+        opt.step()
+        opt.zero_grad()
+        if not torch.equal(opt.flat.view(torch.int32), ref.theta.view(torch.int32)):
+            diff = (opt.flat - ref.theta).abs().max().item()
+            fail(f"step {step}: the parameters are not the reference's (max difference {diff})")
+        same_everywhere(opt.flat, f"step {step}")
+    if not torch.equal(torch.cat([p.view(-1) for p in net.parameters()]),
+                       opt.flat[:sum(p.numel() for p in net.parameters())]):
+        fail("the model's parameters are not the optimizer's")
+
+
+def resume(group):
+    def make():
+        net = model()
+        return net, qccl.torch.ScapeAdamW(net.parameters(), lr=LR, betas=BETAS, eps=EPS,
+                                          weight_decay=WD, density=DENSITY, codec="int4",
+                                          param_codec="fp8e4m3", group=group, name="resume")
+
+    net, opt = make()
+    rank = dist.get_rank()
+    for step in range(STEPS):
+        if step == STEPS // 2:
+            saved = opt.state_dict()
+        backward(net, rank, step)
+        opt.step()
+        opt.zero_grad()
+        same_everywhere(opt.flat, f"step {step}")
+    uninterrupted = opt.flat.clone()
+    net, opt = make()
+    opt.load_state_dict(saved)
+    for step in range(STEPS // 2, STEPS):
+        backward(net, rank, step)
+        opt.step()
+        opt.zero_grad()
+    if not torch.equal(opt.flat.view(torch.int32), uninterrupted.view(torch.int32)):
+        fail("the resumed run's parameters are not the uninterrupted run's")
+    try:
+        qccl.torch.ScapeAdamW(net.parameters(), density=0, group=group)
+        fail("density 0 was accepted")
+    except ValueError as e:
+        if "density" not in str(e):
+            fail(str(e))
+
+
+def main():
+    dist.init_process_group("gloo")
+    group = dist.new_group(backend="qccl", pg_options=qccl.torch.Options(min_bytes=0))
+    {"reference": reference, "resume": resume}[sys.argv[1]](group)
+    dist.destroy_process_group(group)
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
