@@ -15,6 +15,9 @@ by default, in one of three modes:
           parameters by their changes against a kept replica (compress_fsdp's
           parameter_changes), gradients through FSDP's own reduce-scatter on the group; every
           rank takes part in the validation passes (the forward gathers parameters)
+  scape   qccl.torch.ScapeAdamW (same AdamW settings) at --density, gradients in --codec,
+          parameter changes in --param-codec (none given: exact); --density 1 with no codecs
+          is dense ZeRO-1 AdamW, the reference; each rank clips its own gradients first
 
 Every rank writes OUT.rank<r>.json: its training loss per step, the wall time of every step, the
 bytes its qccl collectives sent in the budget's steps (qcclCommWireBytes; the bootstrap and the
@@ -97,7 +100,7 @@ def fsdp2(model, args):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("mode", choices=["ddp", "diloco", "local", "zero2", "fsdp2"])
+    p.add_argument("mode", choices=["ddp", "diloco", "local", "zero2", "fsdp2", "scape"])
     p.add_argument("out")
     p.add_argument("--backend", default="qccl", choices=["gloo", "qccl"])
     p.add_argument("--steps", type=int, default=1024)
@@ -117,6 +120,7 @@ def main():
     p.add_argument("--model", default="1.26M", choices=list(MODELS))
     p.add_argument("--batch", type=int, default=BATCH)
     p.add_argument("--param-codec", default=None, help="zero2 over qccl: the parameters' changes")
+    p.add_argument("--density", type=float, default=1.0, help="scape: the masks' density")
     p.add_argument("--param-values", action="store_true",
                    help="zero2: the parameters themselves in --param-codec (ZeRO++'s qwZ)")
     args = p.parse_args()
@@ -147,6 +151,10 @@ def main():
         counted = trained.optimizer.real_dp_process_group[0]
     elif args.mode == "fsdp2":
         opt = fsdp2(model, args)
+    elif args.mode == "scape":
+        opt = qccl.torch.ScapeAdamW(model.parameters(), lr=LR, betas=(0.9, 0.95),
+                                    weight_decay=0.1, density=args.density, codec=args.codec,
+                                    param_codec=args.param_codec)
     evaluating = rank == 0 or args.mode == "fsdp2"
     windows = validation_windows(args.eval_windows, SEQ) if evaluating else None
 
@@ -193,7 +201,7 @@ def main():
         losses[step] = loss.item()
         if step == budget and wire_start is not None:  # the budget's traffic, its last sync in
             wire_budget = qccl_wire_bytes(counted) - wire_start
-            if args.param_codec:
+            if args.mode in ("zero2", "fsdp2") and args.param_codec:
                 param_budget = qccl.torch.changes_sent_bytes(counted)
         if step == args.steps:
             tx_end = link_tx_bytes()
