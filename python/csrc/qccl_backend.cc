@@ -188,6 +188,7 @@ c10::intrusive_ptr<c10d::Work> QcclBackend::broadcast(std::vector<at::Tensor>& t
 c10::intrusive_ptr<c10d::Work> QcclBackend::allreduce(std::vector<at::Tensor>& tensors,
                                                       const c10d::AllreduceOptions& opts) {
   TORCH_CHECK(tensors.size() == 1, "qccl backend: allreduce takes one tensor per process");
+  if (tensors[0].is_sparse()) return sparseAllreduce(tensors[0], opts);
   c10d::AllreduceCoalescedOptions coalesced;
   coalesced.reduceOp = opts.reduceOp;
   return allreduce_coalesced(tensors, coalesced);

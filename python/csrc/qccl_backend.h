@@ -201,6 +201,9 @@ class QcclBackend : public c10d::Backend {
                                                         unsigned tag);
 
  private:
+  // all_reduce of a sparse COO tensor (qccl_backend_sparse.cc).
+  c10::intrusive_ptr<c10d::Work> sparseAllreduce(at::Tensor& tensor,
+                                                 const c10d::AllreduceOptions& opts);
   // Runs a collective on tensors of `device`: CPU tensors on the worker thread (job gets a NULL
   // stream), device tensors on the device's current stream; returns its Work, whose value is
   // `outputs`. A thrown error fails the Work (CPU) or the call (device).

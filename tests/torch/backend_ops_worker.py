@@ -1,6 +1,7 @@
 """One rank of tests/torch/test_backend_ops.py: the ProcessGroup operations beyond the
 collectives (reduce, gather, scatter, send / recv with tags, isend / irecv, all_to_all and
-all_to_all_single with uneven splits, the object collectives, monitored_barrier, the bitwise ops)
+all_to_all_single with uneven splits, the object collectives, a sparse all_reduce, monitored_barrier,
+the bitwise ops)
 on a `qccl` group with the exact codec, each against gloo's result on the same data. Exits
 non-zero, naming the operation, at the first difference.
 """
@@ -116,6 +117,19 @@ def main():
     dist.gather_object(("g", rank), gathered, dst=n - 1, group=QCCL)
     if rank == n - 1 and gathered != [("g", r) for r in range(n)]:
         fail(f"gather_object: {gathered}")
+    # all_reduce of a sparse COO tensor (SUM, uncoalesced: coordinates that ranks share and
+    # repeat), on the CPU; another op refused with a message.
+    coords = torch.tensor([[rank % 3, 2, rank % 3], [0, rank, 0]])
+    sparse = torch.sparse_coo_tensor(coords, torch.tensor([1.5, -2.0, float(rank)]), (4, 5))
+    if DEVICE == "cpu":
+        q, g = on_both(lambda grp, t: dist.all_reduce(t, group=grp), sparse)
+        same(q[0].to_dense(), g[0].to_dense(), "sparse all_reduce")
+        try:
+            dist.all_reduce(sparse.clone(), op=dist.ReduceOp.MAX, group=QCCL)
+            fail("sparse all_reduce with MAX was accepted")
+        except (RuntimeError, ValueError) as e:
+            if "sums" not in str(e):
+                fail(f"sparse all_reduce with MAX: {e}")
     # monitored_barrier: everyone in time; then the last rank late, named in rank 0's error.
     dist.monitored_barrier(group=QCCL, timeout=datetime.timedelta(seconds=30))
     if rank == n - 1:

@@ -2,7 +2,7 @@
 run and its counts against gloo: docs/INTEGRATION.md, "PyTorch's own test-suite"): point-to-point
 with and without tags and from any source, under both profilers, reduce, barrier, a barrier's
 timeout, monitored_barrier, a subgroup's all_gather_object (torch checks sequence numbers there),
-all_reduce_coalesced, on 2 ranks with the exact codec. Each must pass, not be skipped."""
+all_reduce_coalesced, a sparse all_reduce, on 2 ranks with the exact codec. Each must pass, not be skipped."""
 import os
 import subprocess
 import sys
@@ -14,7 +14,7 @@ TESTS = ["test_send_recv", "test_send_recv_with_tag", "test_send_recv_autograd_p
          "test_barrier", "test_barrier_full_group", "test_send_recv_any_source",
          "test_send_recv_any_source_torch_profiler", "test_barrier_timeout_full_group",
          "test_monitored_barrier_gloo_rank_0_timeout", "test_all_gather_object_subgroup",
-         "test_all_reduce_coalesced_sum"]
+         "test_all_reduce_coalesced_sum", "test_sparse_all_reduce_sum"]
 
 
 def test_pytorch_conformance_subset_on_two_ranks():
