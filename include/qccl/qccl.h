@@ -234,8 +234,8 @@ qcclResult_t qcclAllGatherEx(const void* sendbuff, void* recvbuff, size_t sendco
  * (qcclInvalidUsage), nothing written. Host buffers; fp32, bf16, fp16; reduce-scatter: qcclSum or
  * qcclAvg. */
 qcclResult_t qcclMaskedReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
-                                     qcclDataType_t datatype, qcclRedOp_t op,
-                                     const uint8_t* mask, qcclComm_t comm, cudaStream_t stream,
+                                     qcclDataType_t datatype, qcclRedOp_t op, const uint8_t* mask,
+                                     qcclComm_t comm, cudaStream_t stream,
                                      const qcclCallConfig_t* config);
 qcclResult_t qcclMaskedAllGather(const void* sendbuff, void* recvbuff, size_t sendcount,
                                  qcclDataType_t datatype, const uint8_t* mask, qcclComm_t comm,
@@ -251,8 +251,7 @@ qcclResult_t qcclMaskedAllGather(const void* sendbuff, void* recvbuff, size_t se
  * qcclIsend's, used by nothing else between Start and completion. Host buffers. */
 typedef struct qcclMaskExchange* qcclMaskExchange_t;
 qcclResult_t qcclMaskExchangeStart(const uint8_t* shardMask, uint8_t* mask, size_t shardcount,
-                                   unsigned int tag, qcclComm_t comm,
-                                   qcclMaskExchange_t* exchange);
+                                   unsigned int tag, qcclComm_t comm, qcclMaskExchange_t* exchange);
 qcclResult_t qcclMaskExchangeTest(qcclMaskExchange_t exchange, int* done);
 qcclResult_t qcclMaskExchangeWait(qcclMaskExchange_t exchange);
 
