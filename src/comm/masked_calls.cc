@@ -179,18 +179,15 @@ class MaskedRun {
   // sent, exact).
   void place(const uint8_t* block, size_t r, void* recv) {
     const size_t k = positions_[r].size();
+    uint8_t* shard = static_cast<uint8_t*>(recv) + r * call_.shard * width_;
+    if (!compressed_) return expand(block, positions_[r], width_, shard);
     std::vector<uint8_t> out(k * width_);
-    if (!compressed_) {
-      std::memcpy(out.data(), block, out.size());
-    } else if (k) {
+    if (k) {
       coll::decodeChunk(context_, block, bytesOf(k), k, call_.dtype, call_.dtype, out.data(),
                         false);
     }
-    expand(out.data(), positions_[r], width_,
-           static_cast<uint8_t*>(recv) + r * call_.shard * width_);
+    expand(out.data(), positions_[r], width_, shard);
   }
-
-  const std::vector<size_t>& positions(size_t r) const { return positions_[r]; }
 
  private:
   size_t bytesOf(size_t k) const {

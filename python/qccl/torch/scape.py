@@ -152,10 +152,9 @@ class ScapeAdamW:
         # 5. the parameters under this step's mask, the same on every rank
         replica = self.flat
         if self.param_codec is None:
-            values = replica.clone()
-            _C.masked_all_gather(self.backend, values, self.master.clone(), self.mask,
-                                 self.keys[1], codec="none").wait()
-            replica[masked] = values[masked]
+            # Written at the masked coordinates only: straight into the copy.
+            _C.masked_all_gather(self.backend, replica, self.master, self.mask, self.keys[1],
+                                 codec="none").wait()
         else:
             change = torch.zeros_like(replica)
             _C.masked_all_gather(self.backend, change, self.master - replica[self.own], self.mask,
