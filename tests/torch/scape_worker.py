@@ -61,34 +61,39 @@ class Reference:
         self.n, self.shard = n, flat.numel() // n
         self.theta, self.master = flat.clone(), flat.clone()
         self.m, self.v = torch.zeros_like(flat), torch.zeros_like(flat)
-        self.count = torch.zeros(flat.numel(), dtype=torch.int64)
+        self.last = torch.zeros(flat.numel(), dtype=torch.int64)
         self.unsent = [torch.zeros_like(flat) for _ in range(n)]
         self.mask = torch.ones(flat.numel(), dtype=torch.bool)
+        self.t = 0
 
     def step(self, grads):
+        self.t += 1
+        t, (b1, b2) = self.t, BETAS
         for r in range(self.n):
             self.unsent[r] += grads[r]
         total = self.unsent[0].clone()
         for r in range(1, self.n):
             total += self.unsent[r]
-        g = (total / self.n)[self.mask]
-        for r in range(self.n):
-            self.unsent[r][self.mask] = 0
         M = self.mask
-        self.count[M] += 1
-        c = self.count[M].double()
-        self.m[M] = BETAS[0] * self.m[M] + (1 - BETAS[0]) * g
-        self.v[M] = BETAS[1] * self.v[M] + (1 - BETAS[1]) * g * g
-        m_hat = self.m[M] / (1 - BETAS[0] ** c).float()
-        v_hat = self.v[M] / (1 - BETAS[1] ** c).float()
-        self.master[M] = self.master[M] * (1 - LR * WD) - LR * m_hat / (v_hat.sqrt() + EPS)
+        g = (total / self.n)[M]
+        for r in range(self.n):
+            self.unsent[r][M] = 0
+        k = (t - self.last[M]).double()
+        self.last[M] = t
+        mean = g / k.float()
+        self.m[M] = (b1 ** k).float() * self.m[M] + (1 - b1 ** k).float() * mean
+        self.v[M] = (b2 ** k).float() * self.v[M] + (1 - b2 ** k).float() * (g * g / k.float())
+        m_hat, v_hat = self.m[M] / (1 - b1 ** t), self.v[M] / (1 - b2 ** t)
+        decayed = self.master[M] * ((1 - LR * WD) ** k).float()
+        self.master[M] = decayed - (LR * k).float() * m_hat / (v_hat.sqrt() + EPS)
         self.theta[M] = self.master[M]
         nxt = torch.zeros_like(self.mask)
-        k = max(1, math.ceil(DENSITY * self.shard))
-        for r in range(self.n):  # each owner's shard, from its first moment and unsent gradient
+        count = max(1, math.ceil(DENSITY * self.shard))
+        scale = (self.v / (1 - b2 ** t)).sqrt() + EPS
+        for r in range(self.n):  # each owner's shard, from its own unsent gradient
             own = slice(r * self.shard, (r + 1) * self.shard)
-            score = (BETAS[0] * self.m[own] + (1 - BETAS[0]) * self.unsent[r][own]).abs()
-            nxt[own][torch.topk(score, k, sorted=False).indices] = True
+            score = self.unsent[r][own].abs() / scale[own]
+            nxt[own][torch.topk(score, count, sorted=False).indices] = True
         self.mask = nxt
 
 

@@ -7,19 +7,23 @@
 
 The trainable parameters live in one flat fp32 buffer that every rank holds the same (the model's
 parameters become views into it), split into one shard per rank. Rank r owns shard r: its exact
-fp32 values, AdamW's moments and each coordinate's update count. A step, with M the mask every rank
-holds (chosen by the owners one step earlier; all of it at the first step):
+fp32 values, AdamW's moments and each coordinate's last update step. A step t, with M the mask every rank holds (chosen by the
+owners one step earlier; all of it at the first step):
 
 1. a ← a + g, this rank's flat gradient added to its accumulator of what it has not sent yet;
 2. ĝ = masked reduce-scatter of a under M (Avg, `codec`, qccl's error feedback for the codec's
-   error), a[M] ← 0: a coordinate outside the mask keeps its gradient in a until it is sent;
-3. on the owned shard, at the masked coordinates only, with c the coordinate's update count:
-   c ← c + 1; m ← β1·m + (1−β1)·ĝ; v ← β2·v + (1−β2)·ĝ²;
-   θ ← θ·(1 − lr·λ) − lr·(m / (1−β1^c)) / (√(v / (1−β2^c)) + ε);
-   outside the mask m, v, c and θ stay as they are (no decay either);
-4. the next mask: on the owned shard, the ⌈density·S⌉ largest |β1·m + (1−β1)·a| (the first moment
-   the coordinate would have if this rank's unsent gradient were the group's), sent to every rank
-   in the background (qcclMaskExchangeStart) and applied at the next step;
+   error), a[M] ← 0: a coordinate outside the mask keeps its gradient in a until it is sent, so
+   ĝ is the sum of the group's mean gradients over the k steps since the coordinate last moved;
+3. on the owned shard, at the masked coordinates only, the k steps taken at once with the mean
+   gradient ĝ/k (at density 1, k = 1: AdamW's equations):
+   m ← β1^k·m + (1−β1^k)·ĝ/k;   v ← β2^k·v + (1−β2^k)·ĝ²/k
+   (ĝ²/k, not (ĝ/k)²: the mean of k noisy gradients has 1/k of their second moment, which would
+   make k·m̂/√v̂ about k for pure noise; with ĝ²/k a catch-up moves a coordinate about √k steps,
+   a random walk's distance, and one whose gradient is steady √k rather than k: cautious);
+   θ ← θ·(1 − lr·λ)^k − k·lr·(m / (1−β1^t)) / (√(v / (1−β2^t)) + ε);
+   outside the mask m, v and θ stay as they are, to be caught up when the coordinate is sent;
+4. the next mask: on the owned shard, the ⌈density·S⌉ largest |a| / (√v̂ + ε) (`_score`),
+   sent to every rank in the background (qcclMaskExchangeStart) and applied at the next step;
 5. the parameters: each owner's change under M, θ − replica, by the masked all-gather
    (`param_codec`; exact: the values themselves), added to every rank's replica, so every rank's
    parameters stay bitwise the same and what a codec left out goes with a later step.
@@ -94,7 +98,7 @@ class ScapeAdamW:
         self.master = self.flat[own].clone()
         self.m = torch.zeros(self.shard)
         self.v = torch.zeros(self.shard)
-        self.count = torch.zeros(self.shard, dtype=torch.int64)
+        self.last = torch.zeros(self.shard, dtype=torch.int64)  # step of the last update
         self.unsent = torch.zeros_like(self.flat)
         self.mask = _bits(torch.ones(self.flat.numel(), dtype=torch.bool))  # the first step: all
         self.next_mask = torch.zeros_like(self.mask)
@@ -111,6 +115,8 @@ class ScapeAdamW:
 
     @torch.no_grad()
     def step(self) -> None:
+        t = self.steps + 1
+        beta1, beta2 = self.betas
         offset = 0
         for p in self.params:  # 1. what this rank has not sent yet
             if p.grad is not None:
@@ -123,28 +129,30 @@ class ScapeAdamW:
         masked = _flags(self.mask, self.flat.numel())
         mine = masked[self.own]
 
-        grad = torch.zeros(self.shard)  # 2. the masked reduce-scatter
-        _C.masked_reduce_scatter(self.backend, grad, self.unsent, self.mask, dist.ReduceOp.AVG,
+        summed = torch.zeros(self.shard)  # 2. the masked reduce-scatter
+        _C.masked_reduce_scatter(self.backend, summed, self.unsent, self.mask, dist.ReduceOp.AVG,
                                  self.keys[0], codec=self.codec).wait()
         self.unsent[masked] = 0
 
-        beta1, beta2 = self.betas  # 3. AdamW on the owned shard's masked coordinates
+        # 3. the k steps each masked coordinate missed, taken at once with the mean gradient
         lr = self.param_groups[0]["lr"]
-        self.count[mine] += 1
-        c = self.count[mine].double()
-        g = grad[mine]
-        self.m[mine] = beta1 * self.m[mine] + (1 - beta1) * g
-        self.v[mine] = beta2 * self.v[mine] + (1 - beta2) * g * g
-        m_hat = self.m[mine] / (1 - beta1 ** c).float()
-        v_hat = self.v[mine] / (1 - beta2 ** c).float()
-        theta = self.master[mine] * (1 - lr * self.weight_decay)
-        self.master[mine] = theta - lr * m_hat / (v_hat.sqrt() + self.eps)
+        k = (t - self.last[mine]).double()
+        self.last[mine] = t
+        g = summed[mine]
+        mean = g / k.float()
+        self.m[mine] = (beta1 ** k).float() * self.m[mine] + (1 - beta1 ** k).float() * mean
+        self.v[mine] = (beta2 ** k).float() * self.v[mine] + (1 - beta2 ** k).float() * (
+            g * g / k.float())
+        m_hat = self.m[mine] / (1 - beta1 ** t)
+        v_hat = self.v[mine] / (1 - beta2 ** t)
+        decayed = self.master[mine] * ((1 - lr * self.weight_decay) ** k).float()
+        self.master[mine] = decayed - (lr * k).float() * m_hat / (v_hat.sqrt() + self.eps)
 
-        # 4. the next mask, from the first moment, sent while the next step computes
-        score = (beta1 * self.m + (1 - beta1) * self.unsent[self.own]).abs()
-        k = max(1, math.ceil(self.density * self.shard))
+        # 4. the next mask, sent while the next step computes
+        score = self._score(t)
+        count = max(1, math.ceil(self.density * self.shard))
         chosen = torch.zeros(self.shard, dtype=torch.bool)
-        chosen[torch.topk(score, k, sorted=False).indices] = True
+        chosen[torch.topk(score, count, sorted=False).indices] = True
         self.own_mask.copy_(_bits(chosen))
         self.exchange = _C.start_mask_exchange(self.backend, self.own_mask, self.next_mask,
                                                self.shard, _MASK_TAG)
@@ -163,16 +171,23 @@ class ScapeAdamW:
             replica[masked] += change[masked]
         self.steps += 1
 
+    def _score(self, t: int) -> torch.Tensor:
+        """Each owned coordinate's gradient not sent yet in units of its gradient's scale (√v̂)
+        rather than raw, so that layers whose gradients are small are chosen too; it grows as the
+        gradient waits, so that no coordinate waits for ever."""
+        scale = (self.v / (1 - self.betas[1] ** t)).sqrt()
+        return self.unsent[self.own].abs() / (scale + self.eps)
+
     def state_dict(self) -> dict:
         """This rank's state (each rank saves its own): the owned shard's exact values, moments
-        and counts, the unsent gradients, the mask in use and the next one, the step count, and
+        and last update steps, the unsent gradients, the mask in use and the next one, the step count, and
         the group's error-feedback residuals (the codec's error under the masks)."""
         pending = self.exchange is not None
         if pending:  # its mask is in next_mask now, still to be applied at the next step
             self.exchange.wait()
             self.exchange = _Done()
         return {"master": self.master.clone(), "m": self.m.clone(), "v": self.v.clone(),
-                "count": self.count.clone(), "unsent": self.unsent.clone(),
+                "last": self.last.clone(), "unsent": self.unsent.clone(),
                 "mask": self.mask.clone(), "next_mask": self.next_mask.clone(),
                 "pending": pending, "steps": self.steps, "flat": self.flat.clone(),
                 "ef_state": ef_state(self.group), "rank": self.rank, "size": self.size}
@@ -184,7 +199,7 @@ class ScapeAdamW:
         if state["flat"].numel() != self.flat.numel():
             raise ValueError("ScapeAdamW: the state is of other parameters "
                              f"({state['flat'].numel()} elements, not {self.flat.numel()})")
-        for name in ("master", "m", "v", "count", "unsent", "mask", "next_mask", "flat"):
+        for name in ("master", "m", "v", "last", "unsent", "mask", "next_mask", "flat"):
             getattr(self, name).copy_(state[name])
         self.steps = state["steps"]
         # A mask exchange that was in flight at the save completed into next_mask: apply it at
