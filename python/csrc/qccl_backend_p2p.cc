@@ -224,8 +224,11 @@ void QcclBackend::monitoredBarrier(const c10d::BarrierOptions& opts, bool waitAl
     if (me != 0) {
       const bool late = !exchange(true, kBarrierArrivedTag, {0}).empty() ||
                         !exchange(false, kBarrierReleasedTag, {0}).empty();
-      TORCH_CHECK(!late, "qccl backend: rank ", me, " did not hear back from rank 0 in ",
-                  timeout.count(), " ms in monitoredBarrier");
+      // Worded as gloo's, which callers (and PyTorch's own tests) match.
+      TORCH_CHECK(!late, "qccl backend: Rank ", me,
+                  " successfully reached monitoredBarrier, but received errors while waiting for "
+                  "send/recv from rank 0 (nothing from it in ",
+                  timeout.count(), " ms). Please check rank 0 logs for faulty rank.");
       return;
     }
     const std::vector<int> missing = exchange(false, kBarrierArrivedTag, others);
