@@ -1,10 +1,11 @@
-"""Training a small transformer language model (about 2 M parameters, generated data) for 200
+"""Training a small transformer language model (about 2 M parameters, generated data) for 100
 steps on 4 CPU ranks, under DDP and under FSDP2 (train_worker.py):
   (a) gloo, exact;  (b) qccl fp8e4m3 with error feedback;  (c) qccl nvfp4 with and without it.
 Asserts: (b)'s final loss within 1 % of (a)'s, and under FSDP2 also with the parameters' changes
 in fp8e4m3 (compress_fsdp's parameter_changes); (c) with error feedback closer to (a) than without;
-a run resumed from (b)'s checkpoint at step 100 (model, optimizer, error-feedback state) repeats
-(b)'s losses exactly, and without the error-feedback state it does not.
+a run resumed from (b)'s checkpoint at step 75 (model, optimizer, error-feedback state) repeats
+(b)'s losses exactly, and without the error-feedback state it does not (within 5 steps: the
+second one already differs).
 
 The loss curves are written to $QCCL_TRAINING_CURVES when set (perf/plot/training_curves.py
 draws docs/training_loss.png from them).
@@ -17,7 +18,10 @@ import pytest
 from launch import run_ranks
 
 WORKER = os.path.join(os.path.dirname(__file__), "train_worker.py")
-STEPS, SAVE_AT, RANKS = 200, 100, 4
+# 100 steps: the loss falls from 5.7 to 0.74, and compression's effects are already as clear as at
+# 200 (fp8e4m3 +0.02 % against +0.01 %; nvfp4's distance from exact 8x smaller with error feedback
+# than without, 7x at 200); these runs are a third of CI's PyTorch time (docs/BUILD.md).
+STEPS, SAVE_AT, RANKS = 100, 75, 4
 # A fixed QCCL_MIN_BYTES: these runs test what compression does to training, so which buckets are
 # compressed must not depend on the cost model's measurements of this machine (the default, auto).
 FIXED = {"QCCL_MIN_BYTES": "65536"}
@@ -29,10 +33,10 @@ RUNS = {  # name -> (backend, QCCL_* environment)
 }
 
 
-def train(framework, backend, env, out, *extra):
+def train(framework, backend, env, out, *extra, steps=STEPS):
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("QCCL_")}
     full_env.update(env)
-    results = run_ranks(WORKER, RANKS, [framework, backend, STEPS, out, *extra], env=full_env)
+    results = run_ranks(WORKER, RANKS, [framework, backend, steps, out, *extra], env=full_env)
     for rank, (code, output) in enumerate(results):
         assert code == 0, f"{framework} {backend} {env} rank {rank}:\n{output[-3000:]}"
     with open(out) as f:
@@ -51,7 +55,7 @@ def curves(request, tmp_path_factory):
     fp8 = RUNS["fp8e4m3+ef"][1]
     runs["resumed"] = train(framework, "qccl", fp8, str(tmp / "resumed.json"), "--resume", ckpt)
     runs["resumed without EF state"] = train(framework, "qccl", fp8, str(tmp / "dropped.json"),
-                                             "--resume", ckpt, "--drop-ef")
+                                             "--resume", ckpt, "--drop-ef", steps=SAVE_AT + 5)
     if os.environ.get("QCCL_TRAINING_CURVES"):
         os.makedirs(os.environ["QCCL_TRAINING_CURVES"], exist_ok=True)
         with open(os.path.join(os.environ["QCCL_TRAINING_CURVES"], f"{framework}.json"), "w") as f:
@@ -69,7 +73,7 @@ def distance(losses, reference):
 
 def test_it_learns(curves):
     _, runs = curves
-    assert final(runs["gloo"]) < 0.1 * runs["gloo"][1]
+    assert final(runs["gloo"]) < 0.2 * runs["gloo"][1]
 
 
 def test_fp8_with_error_feedback_ends_within_one_percent_of_exact(curves):
