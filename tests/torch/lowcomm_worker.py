@@ -121,8 +121,6 @@ def main():
     p.add_argument("--batch", type=int, default=BATCH)
     p.add_argument("--param-codec", default=None, help="zero2 over qccl: the parameters' changes")
     p.add_argument("--density", type=float, default=1.0, help="scape: the masks' density")
-    p.add_argument("--normalizer", default="adam", choices=["adam", "adams"],
-                   help="scape: AdamW's second moment or AdamS's momentum")
     p.add_argument("--param-values", action="store_true",
                    help="zero2: the parameters themselves in --param-codec (ZeRO++'s qwZ)")
     args = p.parse_args()
@@ -156,7 +154,7 @@ def main():
     elif args.mode == "scape":
         opt = qccl.torch.ScapeAdamW(model.parameters(), lr=LR, betas=(0.9, 0.95),
                                     weight_decay=0.1, density=args.density, codec=args.codec,
-                                    param_codec=args.param_codec, normalizer=args.normalizer)
+                                    param_codec=args.param_codec)
     evaluating = rank == 0 or args.mode == "fsdp2"
     windows = validation_windows(args.eval_windows, SEQ) if evaluating else None
 

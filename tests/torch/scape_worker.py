@@ -4,7 +4,6 @@ failed.
 
   scape_worker.py reference   exact codecs: every step's parameters bitwise those of a plain-PyTorch
                               replay of the update (scape.py's docstring) from every rank's gradients
-  scape_worker.py reference-adams   the same with AdamS's normaliser
   scape_worker.py resume      int4 gradients, fp8e4m3 parameter changes: every rank's parameters
                               the same; a run resumed from a checkpoint the uninterrupted run, bit for
                               bit
@@ -58,8 +57,8 @@ class Reference:
     """The update written out on whole vectors from every rank's gradients (scape.py, steps 1-5),
     with exact codecs."""
 
-    def __init__(self, flat, n, normalizer):
-        self.n, self.shard, self.normalizer = n, flat.numel() // n, normalizer
+    def __init__(self, flat, n):
+        self.n, self.shard = n, flat.numel() // n
         self.theta, self.master = flat.clone(), flat.clone()
         self.m, self.v = torch.zeros_like(flat), torch.zeros_like(flat)
         self.last = torch.zeros(flat.numel(), dtype=torch.int64)
@@ -83,21 +82,14 @@ class Reference:
         self.last[M] = t
         mean = g / k.float()
         self.m[M] = (b1 ** k).float() * self.m[M] + (1 - b1 ** k).float() * mean
-        if self.normalizer == "adams":
-            m_hat = self.m[M]
-            root = (b2 * m_hat * m_hat + (1 - b2) * mean * mean).sqrt()
-        else:
-            self.v[M] = (b2 ** k).float() * self.v[M] + (1 - b2 ** k).float() * (g * g / k.float())
-            m_hat, root = self.m[M] / (1 - b1 ** t), (self.v[M] / (1 - b2 ** t)).sqrt()
+        self.v[M] = (b2 ** k).float() * self.v[M] + (1 - b2 ** k).float() * (g * g / k.float())
+        m_hat, v_hat = self.m[M] / (1 - b1 ** t), self.v[M] / (1 - b2 ** t)
         decayed = self.master[M] * ((1 - LR * WD) ** k).float()
-        self.master[M] = decayed - (LR * k).float() * m_hat / (root + EPS)
+        self.master[M] = decayed - (LR * k).float() * m_hat / (v_hat.sqrt() + EPS)
         self.theta[M] = self.master[M]
         nxt = torch.zeros_like(self.mask)
         count = max(1, math.ceil(DENSITY * self.shard))
-        if self.normalizer == "adams":
-            scale = self.m.abs() + EPS
-        else:
-            scale = (self.v / (1 - b2 ** t)).sqrt() + EPS
+        scale = (self.v / (1 - b2 ** t)).sqrt() + EPS
         for r in range(self.n):  # each owner's shard, from its own unsent gradient
             own = slice(r * self.shard, (r + 1) * self.shard)
             score = self.unsent[r][own].abs() / scale[own]
@@ -105,12 +97,11 @@ class Reference:
         self.mask = nxt
 
 
-def reference(group, normalizer="adam"):
+def reference(group):
     net = model()
     opt = qccl.torch.ScapeAdamW(net.parameters(), lr=LR, betas=BETAS, eps=EPS, weight_decay=WD,
-                                density=DENSITY, codec="none", group=group, name=normalizer,
-                                normalizer=normalizer)
-    ref = Reference(opt.flat, dist.get_world_size(), normalizer)
+                                density=DENSITY, codec="none", group=group)
+    ref = Reference(opt.flat, dist.get_world_size())
     for step in range(STEPS):
         backward(net, dist.get_rank(), step)
         ref.step(gathered(flat_grads(net, opt.flat.numel())))
@@ -150,20 +141,18 @@ def resume(group):
         opt.zero_grad()
     if not torch.equal(opt.flat.view(torch.int32), uninterrupted.view(torch.int32)):
         fail("the resumed run's parameters are not the uninterrupted run's")
-    for bad, word in (({"density": 0}, "density"), ({"normalizer": "adamw"}, "normalizer")):
-        try:
-            qccl.torch.ScapeAdamW(net.parameters(), group=group, **bad)
-            fail(f"{bad} was accepted")
-        except ValueError as e:
-            if word not in str(e):
-                fail(str(e))
+    try:
+        qccl.torch.ScapeAdamW(net.parameters(), density=0, group=group)
+        fail("density 0 was accepted")
+    except ValueError as e:
+        if "density" not in str(e):
+            fail(str(e))
 
 
 def main():
     dist.init_process_group("gloo")
     group = dist.new_group(backend="qccl", pg_options=qccl.torch.Options(min_bytes=0))
-    {"reference": reference, "reference-adams": lambda g: reference(g, "adams"),
-     "resume": resume}[sys.argv[1]](group)
+    {"reference": reference, "resume": resume}[sys.argv[1]](group)
     dist.destroy_process_group(group)
     dist.destroy_process_group()
 

@@ -21,13 +21,8 @@ owners one step earlier; all of it at the first step):
    make k·m̂/√v̂ about k for pure noise; with ĝ²/k a catch-up moves a coordinate about √k steps,
    a random walk's distance, and one whose gradient is steady √k rather than k: cautious);
    θ ← θ·(1 − lr·λ)^k − k·lr·(m / (1−β1^t)) / (√(v / (1−β2^t)) + ε);
-   with normalizer="adams" (AdamS's, arXiv 2505.16363, as SCAPE's paper uses) no v and no bias
-   correction: θ ← θ·(1 − lr·λ)^k − k·lr·m / (√(β2·m² + (1−β2)·(ĝ/k)²) + ε), m the new momentum
-   (AdamS takes the previous one; the new one keeps a first catch-up from m = 0 at about k steps,
-   where the previous would make it about 3k at k = 10);
    outside the mask m, v and θ stay as they are, to be caught up when the coordinate is sent;
-4. the next mask: on the owned shard, the ⌈density·S⌉ largest |a| / (√v̂ + ε) (`_score`; AdamS:
-   |a| / (|m| + ε)),
+4. the next mask: on the owned shard, the ⌈density·S⌉ largest |a| / (√v̂ + ε) (`_score`),
    sent to every rank in the background (qcclMaskExchangeStart) and applied at the next step;
 5. the parameters: each owner's change under M, θ − replica, by the masked all-gather
    (`param_codec`; exact: the values themselves), added to every rank's replica, so every rank's
@@ -64,17 +59,12 @@ class ScapeAdamW:
     """ZeRO-1-style AdamW over the qccl `group` (None: the default group) whose gradients travel
     as the values under a mask every rank knows (density: the fraction of each shard), encoded
     with `codec` (None: the group's); parameters by their changes under the same mask, encoded
-    with `param_codec` (None: exact); `normalizer` "adam" (AdamW's second moment) or "adams"
-    (AdamS's: the momentum itself). The module docstring gives the update."""
+    with `param_codec` (None: exact). The module docstring gives the update."""
 
     def __init__(self, params: Iterable[torch.nn.Parameter], lr: float = 1e-3,
                  betas=(0.9, 0.999), eps: float = 1e-8, weight_decay: float = 0.01,
                  density: float = 0.01, codec: Optional[str] = None,
-                 param_codec: Optional[str] = None, group=None, name: str = "scape",
-                 normalizer: str = "adam"):
-        if normalizer not in ("adam", "adams"):
-            raise ValueError("ScapeAdamW: normalizer must be 'adam' or 'adams', "
-                             f"not {normalizer!r}")
+                 param_codec: Optional[str] = None, group=None, name: str = "scape"):
         if not 0 < density <= 1:
             raise ValueError(f"ScapeAdamW: density must be in (0, 1], not {density}")
         self.params = [p for p in params if p.requires_grad]
@@ -86,7 +76,6 @@ class ScapeAdamW:
         self.param_groups = [{"lr": lr}]
         self.betas, self.eps, self.weight_decay = betas, eps, weight_decay
         self.density, self.codec, self.param_codec = density, codec, param_codec
-        self.normalizer = normalizer
         self.group = group
         self.backend = qccl_backend(group)
         self.rank, self.size = dist.get_rank(group), dist.get_world_size(group)
@@ -152,18 +141,12 @@ class ScapeAdamW:
         g = summed[mine]
         mean = g / k.float()
         self.m[mine] = (beta1 ** k).float() * self.m[mine] + (1 - beta1 ** k).float() * mean
-        if self.normalizer == "adams":
-            # AdamS's normaliser: the momentum itself (the module docstring says why the new one),
-            # so that a coordinate whose gradient is steady catches up k steps, not √k.
-            m_hat = self.m[mine]
-            denominator = (beta2 * m_hat * m_hat + (1 - beta2) * mean * mean).sqrt()
-        else:
-            self.v[mine] = (beta2 ** k).float() * self.v[mine] + (1 - beta2 ** k).float() * (
-                g * g / k.float())
-            m_hat = self.m[mine] / (1 - beta1 ** t)
-            denominator = (self.v[mine] / (1 - beta2 ** t)).sqrt()
+        self.v[mine] = (beta2 ** k).float() * self.v[mine] + (1 - beta2 ** k).float() * (
+            g * g / k.float())
+        m_hat = self.m[mine] / (1 - beta1 ** t)
+        v_hat = self.v[mine] / (1 - beta2 ** t)
         decayed = self.master[mine] * ((1 - lr * self.weight_decay) ** k).float()
-        self.master[mine] = decayed - (lr * k).float() * m_hat / (denominator + self.eps)
+        self.master[mine] = decayed - (lr * k).float() * m_hat / (v_hat.sqrt() + self.eps)
 
         # 4. the next mask, sent while the next step computes
         score = self._score(t)
@@ -192,10 +175,7 @@ class ScapeAdamW:
         """Each owned coordinate's gradient not sent yet in units of its gradient's scale (√v̂)
         rather than raw, so that layers whose gradients are small are chosen too; it grows as the
         gradient waits, so that no coordinate waits for ever."""
-        if self.normalizer == "adams":
-            scale = self.m.abs()
-        else:
-            scale = (self.v / (1 - self.betas[1] ** t)).sqrt()
+        scale = (self.v / (1 - self.betas[1] ** t)).sqrt()
         return self.unsent[self.own].abs() / (scale + self.eps)
 
     def state_dict(self) -> dict:
