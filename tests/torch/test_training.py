@@ -19,8 +19,9 @@ from launch import run_ranks
 
 WORKER = os.path.join(os.path.dirname(__file__), "train_worker.py")
 # 100 steps: the loss falls from 5.7 to 0.74, and compression's effects are already as clear as at
-# 200 (fp8e4m3 +0.02 % against +0.01 %; nvfp4's distance from exact 8x smaller with error feedback
-# than without, 7x at 200); these runs are a third of CI's PyTorch time (docs/BUILD.md).
+# 200 (fp8e4m3 +0.02 % against +0.01 %; nvfp4's distance from exact 7-8x smaller with error
+# feedback than without, as at 200); these runs are the largest part of CI's PyTorch time
+# (docs/BUILD.md).
 STEPS, SAVE_AT, RANKS = 100, 75, 4
 # A fixed QCCL_MIN_BYTES: these runs test what compression does to training, so which buckets are
 # compressed must not depend on the cost model's measurements of this machine (the default, auto).
