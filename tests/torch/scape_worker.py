@@ -6,7 +6,7 @@ failed.
                               replay of the update (scape.py's docstring) from every rank's gradients
   scape_worker.py resume      int4 gradients, fp8e4m3 parameter changes: every rank's parameters
                               the same; a run resumed from a checkpoint the uninterrupted run, bit for
-                              bit
+                              bit; a state without q refused
 """
 import math
 import sys
@@ -61,6 +61,7 @@ class Reference:
         self.n, self.shard = n, flat.numel() // n
         self.theta, self.master = flat.clone(), flat.clone()
         self.m, self.v = torch.zeros_like(flat), torch.zeros_like(flat)
+        self.q = torch.zeros_like(flat)  # each owner's own gradient's second moment, its shard
         self.last = torch.zeros(flat.numel(), dtype=torch.int64)
         self.unsent = [torch.zeros_like(flat) for _ in range(n)]
         self.mask = torch.ones(flat.numel(), dtype=torch.bool)
@@ -71,6 +72,8 @@ class Reference:
         t, (b1, b2) = self.t, BETAS
         for r in range(self.n):
             self.unsent[r] += grads[r]
+            own = slice(r * self.shard, (r + 1) * self.shard)
+            self.q[own] = b2 * self.q[own] + (1 - b2) * (grads[r][own] * grads[r][own])
         total = self.unsent[0].clone()
         for r in range(1, self.n):
             total += self.unsent[r]
@@ -82,19 +85,24 @@ class Reference:
         self.last[M] = t
         mean = g / k.float()
         self.m[M] = (b1 ** k).float() * self.m[M] + (1 - b1 ** k).float() * mean
-        self.v[M] = (b2 ** k).float() * self.v[M] + (1 - b2 ** k).float() * (g * g / k.float())
-        m_hat, v_hat = self.m[M] / (1 - b1 ** t), self.v[M] / (1 - b2 ** t)
+        self.v[M] = (b2 ** k).float() * self.v[M] + (1 - b2 ** k).float() * (mean * mean)
+        m_hat, v_hat = self.m[M] / (1 - b1 ** t), self.v_hat(M, k.float())
         decayed = self.master[M] * ((1 - LR * WD) ** k).float()
         self.master[M] = decayed - (LR * k).float() * m_hat / (v_hat.sqrt() + EPS)
         self.theta[M] = self.master[M]
         nxt = torch.zeros_like(self.mask)
         count = max(1, math.ceil(DENSITY * self.shard))
-        scale = (self.v / (1 - b2 ** t)).sqrt() + EPS
+        wait = (t + 1 - self.last).float()
+        scale = self.v_hat(slice(None), wait).sqrt() + EPS
+        ahead = wait * self.m.abs() / (1 - b1 ** t)
         for r in range(self.n):  # each owner's shard, from its own unsent gradient
             own = slice(r * self.shard, (r + 1) * self.shard)
-            score = self.unsent[r][own].abs() / scale[own]
+            score = (self.unsent[r][own].abs() + ahead[own]) / scale[own]
             nxt[own][torch.topk(score, count, sorted=False).indices] = True
         self.mask = nxt
+
+    def v_hat(self, at, k):
+        return (self.v[at] + (1 - 1 / k) * self.q[at] / self.n) / (1 - BETAS[1] ** self.t)
 
 
 def reference(group):
@@ -141,6 +149,15 @@ def resume(group):
         opt.zero_grad()
     if not torch.equal(opt.flat.view(torch.int32), uninterrupted.view(torch.int32)):
         fail("the resumed run's parameters are not the uninterrupted run's")
+    older = {name: value for name, value in saved.items() if name != "q"}
+    try:
+        opt.load_state_dict(older)
+        fail("a state without q was loaded")
+    except ValueError as e:
+        if "no q" not in str(e):
+            fail(str(e))
+    if not torch.equal(opt.flat.view(torch.int32), uninterrupted.view(torch.int32)):
+        fail("a refused state changed the parameters")
     try:
         qccl.torch.ScapeAdamW(net.parameters(), density=0, group=group)
         fail("density 0 was accepted")

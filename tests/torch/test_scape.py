@@ -1,6 +1,7 @@
 """qccl.torch.ScapeAdamW on 3 ranks (scape_worker.py): with exact codecs every step's parameters
 bitwise a plain-PyTorch replay of the update; with int4 gradients and fp8e4m3 parameter changes
-every rank's parameters the same and a resumed run the uninterrupted one, bit for bit."""
+every rank's parameters the same, a resumed run the uninterrupted one, bit for bit, and a state
+without q (an earlier version's) refused, nothing changed."""
 import os
 
 import pytest

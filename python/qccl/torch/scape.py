@@ -7,23 +7,30 @@
 
 The trainable parameters live in one flat fp32 buffer that every rank holds the same (the model's
 parameters become views into it), split into one shard per rank. Rank r owns shard r: its exact
-fp32 values, AdamW's moments and each coordinate's last update step. A step t, with M the mask every rank holds (chosen by the
-owners one step earlier; all of it at the first step):
+fp32 values, AdamW's moments, its own gradient's second moment q and each coordinate's last update
+step. A step t, with M the mask every rank holds (chosen by the owners one step earlier; all of it
+at the first step):
 
 1. a ← a + g, this rank's flat gradient added to its accumulator of what it has not sent yet;
+   on the owned shard q ← β2·q + (1−β2)·g², the second moment of this rank's own gradient;
 2. ĝ = masked reduce-scatter of a under M (Avg, `codec`, qccl's error feedback for the codec's
    error), a[M] ← 0: a coordinate outside the mask keeps its gradient in a until it is sent, so
    ĝ is the sum of the group's mean gradients over the k steps since the coordinate last moved;
 3. on the owned shard, at the masked coordinates only, the k steps taken at once with the mean
    gradient ĝ/k (at density 1, k = 1: AdamW's equations):
-   m ← β1^k·m + (1−β1^k)·ĝ/k;   v ← β2^k·v + (1−β2^k)·ĝ²/k
-   (ĝ²/k, not (ĝ/k)²: the mean of k noisy gradients has 1/k of their second moment, which would
-   make k·m̂/√v̂ about k for pure noise; with ĝ²/k a catch-up moves a coordinate about √k steps,
-   a random walk's distance, and one whose gradient is steady √k rather than k: cautious);
-   θ ← θ·(1 − lr·λ)^k − k·lr·(m / (1−β1^t)) / (√(v / (1−β2^t)) + ε);
-   outside the mask m, v and θ stay as they are, to be caught up when the coordinate is sent;
-4. the next mask: on the owned shard, the ⌈density·S⌉ largest |a| / (√v̂ + ε) (`_score`),
-   sent to every rank in the background (qcclMaskExchangeStart) and applied at the next step;
+   m ← β1^k·m + (1−β1^k)·ĝ/k;   v ← β2^k·v + (1−β2^k)·(ĝ/k)²;
+   v̂ = (v + (1 − 1/k)·q/N) / (1−β2^t)   (N ranks);
+   θ ← θ·(1 − lr·λ)^k − k·lr·(m / (1−β1^t)) / (√v̂ + ε);
+   outside the mask m, v and θ stay as they are, to be caught up when the coordinate is sent.
+   Why v̂: AdamW's v estimates the group's mean gradient's second moment per step, μ² + σ²; the
+   mean of k steps' means has μ² + σ²/k, which alone would let pure noise move k steps, and the
+   σ² it averaged away comes from q: the ranks' batches are independent, so one rank's own
+   gradient has N·σ² of noise and q/N ≈ μ²/N + σ². A catch-up then moves a steady coordinate k
+   steps and a noisy one √k, as AdamW would over the same k steps;
+4. the next mask: on the owned shard, the ⌈density·S⌉ largest (|a| + w·|m̂|) / (√v̂ + ε) with w
+   the steps the coordinate will have waited (`_score`): how far its catch-up would move it, the
+   first moment (the group's) predicting the steady part, a (this rank's) what is new; sent to
+   every rank in the background (qcclMaskExchangeStart) and applied at the next step;
 5. the parameters: each owner's change under M, θ − replica, by the masked all-gather
    (`param_codec`; exact: the values themselves), added to every rank's replica, so every rank's
    parameters stay bitwise the same and what a codec left out goes with a later step.
@@ -98,6 +105,7 @@ class ScapeAdamW:
         self.master = self.flat[own].clone()
         self.m = torch.zeros(self.shard)
         self.v = torch.zeros(self.shard)
+        self.q = torch.zeros(self.shard)  # this rank's own gradient's second moment (step 1)
         self.last = torch.zeros(self.shard, dtype=torch.int64)  # step of the last update
         self.unsent = torch.zeros_like(self.flat)
         self.mask = _bits(torch.ones(self.flat.numel(), dtype=torch.bool))  # the first step: all
@@ -117,11 +125,15 @@ class ScapeAdamW:
     def step(self) -> None:
         t = self.steps + 1
         beta1, beta2 = self.betas
+        gradient = torch.zeros_like(self.flat)  # 1. what this rank has not sent yet
         offset = 0
-        for p in self.params:  # 1. what this rank has not sent yet
+        for p in self.params:
             if p.grad is not None:
-                self.unsent[offset:offset + p.numel()] += p.grad.view(-1)
+                gradient[offset:offset + p.numel()] = p.grad.view(-1)
             offset += p.numel()
+        self.unsent += gradient
+        own_gradient = gradient[self.own]
+        self.q = beta2 * self.q + (1 - beta2) * (own_gradient * own_gradient)
         if self.exchange is not None:  # the mask the owners chose last step
             self.exchange.wait()
             self.exchange = None
@@ -142,9 +154,9 @@ class ScapeAdamW:
         mean = g / k.float()
         self.m[mine] = (beta1 ** k).float() * self.m[mine] + (1 - beta1 ** k).float() * mean
         self.v[mine] = (beta2 ** k).float() * self.v[mine] + (1 - beta2 ** k).float() * (
-            g * g / k.float())
+            mean * mean)
         m_hat = self.m[mine] / (1 - beta1 ** t)
-        v_hat = self.v[mine] / (1 - beta2 ** t)
+        v_hat = self._v_hat(self.v[mine], self.q[mine], k.float(), t)
         decayed = self.master[mine] * ((1 - lr * self.weight_decay) ** k).float()
         self.master[mine] = decayed - (lr * k).float() * m_hat / (v_hat.sqrt() + self.eps)
 
@@ -171,22 +183,31 @@ class ScapeAdamW:
             replica[masked] += change[masked]
         self.steps += 1
 
+    def _v_hat(self, v: torch.Tensor, q: torch.Tensor, k: torch.Tensor, t: int) -> torch.Tensor:
+        """AdamW's bias-corrected second moment for a catch-up of k steps (step 3)."""
+        return (v + (1 - 1 / k) * q / self.size) / (1 - self.betas[1] ** t)
+
     def _score(self, t: int) -> torch.Tensor:
-        """Each owned coordinate's gradient not sent yet in units of its gradient's scale (√v̂)
-        rather than raw, so that layers whose gradients are small are chosen too; it grows as the
-        gradient waits, so that no coordinate waits for ever."""
-        scale = (self.v / (1 - self.betas[1] ** t)).sqrt()
-        return self.unsent[self.own].abs() / (scale + self.eps)
+        """Each owned coordinate's predicted catch-up at the next step, in units of its gradient's
+        scale (√v̂) rather than raw, so that layers whose gradients are small are chosen too: the
+        unsent gradient grows as it waits, so that no coordinate waits for ever, and the first
+        moment, times the wait, keeps choosing a coordinate whose gradient is steady."""
+        wait = (t + 1 - self.last).float()
+        scale = self._v_hat(self.v, self.q, wait, t).sqrt()
+        m_hat = self.m.abs() / (1 - self.betas[0] ** t)
+        return (self.unsent[self.own].abs() + wait * m_hat) / (scale + self.eps)
 
     def state_dict(self) -> dict:
         """This rank's state (each rank saves its own): the owned shard's exact values, moments
-        and last update steps, the unsent gradients, the mask in use and the next one, the step count, and
-        the group's error-feedback residuals (the codec's error under the masks)."""
+        (q included) and last update steps, the unsent gradients, the mask in use and the next
+        one, the step count, and the group's error-feedback residuals (the codec's error under the
+        masks)."""
         pending = self.exchange is not None
         if pending:  # its mask is in next_mask now, still to be applied at the next step
             self.exchange.wait()
             self.exchange = _Done()
         return {"master": self.master.clone(), "m": self.m.clone(), "v": self.v.clone(),
+                "q": self.q.clone(),
                 "last": self.last.clone(), "unsent": self.unsent.clone(),
                 "mask": self.mask.clone(), "next_mask": self.next_mask.clone(),
                 "pending": pending, "steps": self.steps, "flat": self.flat.clone(),
@@ -199,7 +220,12 @@ class ScapeAdamW:
         if state["flat"].numel() != self.flat.numel():
             raise ValueError("ScapeAdamW: the state is of other parameters "
                              f"({state['flat'].numel()} elements, not {self.flat.numel()})")
-        for name in ("master", "m", "v", "last", "unsent", "mask", "next_mask", "flat"):
+        names = ("master", "m", "v", "q", "last", "unsent", "mask", "next_mask", "flat")
+        missing = [name for name in names if name not in state]
+        if missing:
+            raise ValueError(f"ScapeAdamW: the state has no {', '.join(missing)} (saved by "
+                             "another version of ScapeAdamW)")
+        for name in names:
             getattr(self, name).copy_(state[name])
         self.steps = state["steps"]
         # A mask exchange that was in flight at the save completed into next_mask: apply it at
