@@ -108,6 +108,7 @@ class ScapeAdamW:
         self.q = torch.zeros(self.shard)  # this rank's own gradient's second moment (step 1)
         self.last = torch.zeros(self.shard, dtype=torch.int64)  # step of the last update
         self.unsent = torch.zeros_like(self.flat)
+        self.gradient = torch.zeros_like(self.flat)  # the step's flat gradient, kept between steps
         self.mask = _bits(torch.ones(self.flat.numel(), dtype=torch.bool))  # the first step: all
         self.next_mask = torch.zeros_like(self.mask)
         self.own_mask = torch.zeros((self.shard + 7) // 8, dtype=torch.uint8)
@@ -125,11 +126,14 @@ class ScapeAdamW:
     def step(self) -> None:
         t = self.steps + 1
         beta1, beta2 = self.betas
-        gradient = torch.zeros_like(self.flat)  # 1. what this rank has not sent yet
+        gradient = self.gradient  # 1. what this rank has not sent yet
         offset = 0
         for p in self.params:
-            if p.grad is not None:
-                gradient[offset:offset + p.numel()] = p.grad.view(-1)
+            part = gradient[offset:offset + p.numel()]
+            if p.grad is None:
+                part.zero_()
+            else:
+                part.copy_(p.grad.view(-1))
             offset += p.numel()
         self.unsent += gradient
         own_gradient = gradient[self.own]
