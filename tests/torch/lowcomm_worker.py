@@ -17,7 +17,8 @@ by default, in one of three modes:
           rank takes part in the validation passes (the forward gathers parameters)
   scape   qccl.torch.ScapeAdamW (same AdamW settings) at --density, gradients in --codec,
           parameter changes in --param-codec (none given: exact); --density 1 with no codecs
-          is dense ZeRO-1 AdamW, the reference; each rank clips its own gradients first
+          is dense ZeRO-1 AdamW, the reference; each rank clips its own gradients first;
+          --outside local: validation of the synchronized copy (the model every rank agrees on)
 
 Every rank writes OUT.rank<r>.json: its training loss per step, the wall time of every step, the
 bytes its qccl collectives sent in the budget's steps (qcclCommWireBytes; the bootstrap and the
@@ -121,6 +122,8 @@ def main():
     p.add_argument("--batch", type=int, default=BATCH)
     p.add_argument("--param-codec", default=None, help="zero2 over qccl: the parameters' changes")
     p.add_argument("--density", type=float, default=1.0, help="scape: the masks' density")
+    p.add_argument("--outside", default="hold", choices=("hold", "local"),
+                   help="scape: the coordinates outside the mask between their updates")
     p.add_argument("--param-values", action="store_true",
                    help="zero2: the parameters themselves in --param-codec (ZeRO++'s qwZ)")
     args = p.parse_args()
@@ -154,11 +157,17 @@ def main():
     elif args.mode == "scape":
         opt = qccl.torch.ScapeAdamW(model.parameters(), lr=LR, betas=(0.9, 0.95),
                                     weight_decay=0.1, density=args.density, codec=args.codec,
-                                    param_codec=args.param_codec)
+                                    param_codec=args.param_codec, outside=args.outside)
     evaluating = rank == 0 or args.mode == "fsdp2"
     windows = validation_windows(args.eval_windows, SEQ) if evaluating else None
 
     def validate():
+        if args.mode == "scape" and args.outside == "local":  # the model every rank agrees on
+            own = opt.flat.clone()
+            opt.use_synchronized()
+            loss = model.validation_loss(windows)
+            opt.flat.copy_(own)
+            return loss
         if outer is None:
             return model.validation_loss(windows)
         replica = [q.detach().clone() for q in model.parameters()]

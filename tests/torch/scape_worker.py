@@ -2,11 +2,14 @@
 gloo, for the checks and the reference; a qccl group does the work). Exits non-zero, naming what
 failed.
 
-  scape_worker.py reference   exact codecs: every step's parameters bitwise those of a plain-PyTorch
-                              replay of the update (scape.py's docstring) from every rank's gradients
-  scape_worker.py resume      int4 gradients, fp8e4m3 parameter changes: every rank's parameters
-                              the same; a run resumed from a checkpoint the uninterrupted run, bit for
-                              bit; a state without q refused
+  scape_worker.py reference OUTSIDE   exact codecs: every step's parameters (this rank's and the
+                              synchronized copy) bitwise those of a plain-PyTorch replay of the
+                              update (scape.py's docstring) from every rank's gradients
+  scape_worker.py resume OUTSIDE      int4 gradients, fp8e4m3 parameter changes: the synchronized
+                              copy the same on every rank; a run resumed from a checkpoint the
+                              uninterrupted run, bit for bit; a state without q, or saved with the
+                              other OUTSIDE, refused
+OUTSIDE: hold or local (ScapeAdamW's `outside`).
 """
 import math
 import sys
@@ -54,12 +57,15 @@ def same_everywhere(t, what):
 
 
 class Reference:
-    """The update written out on whole vectors from every rank's gradients (scape.py, steps 1-5),
-    with exact codecs."""
+    """The update written out on whole vectors from every rank's gradients (scape.py, steps 1-6),
+    with exact codecs: theta the synchronized copy, own[r] rank r's parameters (outside="local")."""
 
-    def __init__(self, flat, n):
-        self.n, self.shard = n, flat.numel() // n
+    def __init__(self, flat, n, local):
+        self.n, self.shard, self.local = n, flat.numel() // n, local
         self.theta, self.master = flat.clone(), flat.clone()
+        self.own = [flat.clone() for _ in range(n)]
+        self.local_m = [torch.zeros_like(flat) for _ in range(n)]
+        self.local_v = [torch.zeros_like(flat) for _ in range(n)]
         self.m, self.v = torch.zeros_like(flat), torch.zeros_like(flat)
         self.q = torch.zeros_like(flat)  # each owner's own gradient's second moment, its shard
         self.last = torch.zeros(flat.numel(), dtype=torch.int64)
@@ -99,37 +105,56 @@ class Reference:
             own = slice(r * self.shard, (r + 1) * self.shard)
             score = (self.unsent[r][own].abs() + ahead[own]) / scale[own]
             nxt[own][torch.topk(score, count, sorted=False).indices] = True
+        for r in range(self.n):  # each rank's own parameters: AdamW on its gradient outside M
+            self.local_m[r] = b1 * self.local_m[r] + (1 - b1) * grads[r]
+            self.local_v[r] = b2 * self.local_v[r] + (1 - b2) * (grads[r] * grads[r])
+            step = LR * (self.local_m[r] / (1 - b1 ** t)) / (
+                (self.local_v[r] / (1 - b2 ** t)).sqrt() + EPS)
+            moved = self.own[r] * (1 - LR * WD) - step
+            self.own[r] = torch.where(M, self.theta, moved) if self.local else self.theta.clone()
         self.mask = nxt
 
     def v_hat(self, at, k):
         return (self.v[at] + (1 - 1 / k) * self.q[at] / self.n) / (1 - BETAS[1] ** self.t)
 
 
-def reference(group):
+def bitwise(a, b, what):
+    if not torch.equal(a.view(torch.int32), b.view(torch.int32)):
+        fail(f"{what} (max difference {(a - b).abs().max().item()})")
+
+
+def reference(group, outside):
     net = model()
     opt = qccl.torch.ScapeAdamW(net.parameters(), lr=LR, betas=BETAS, eps=EPS, weight_decay=WD,
-                                density=DENSITY, codec="none", group=group)
-    ref = Reference(opt.flat, dist.get_world_size())
+                                density=DENSITY, codec="none", group=group, outside=outside)
+    rank = dist.get_rank()
+    ref = Reference(opt.flat, dist.get_world_size(), outside == "local")
     for step in range(STEPS):
-        backward(net, dist.get_rank(), step)
+        backward(net, rank, step)
         ref.step(gathered(flat_grads(net, opt.flat.numel())))
         opt.step()
         opt.zero_grad()
-        if not torch.equal(opt.flat.view(torch.int32), ref.theta.view(torch.int32)):
-            diff = (opt.flat - ref.theta).abs().max().item()
-            fail(f"step {step}: the parameters are not the reference's (max difference {diff})")
-        same_everywhere(opt.flat, f"step {step}")
+        bitwise(opt.flat, ref.own[rank], f"step {step}: the parameters are not the reference's")
+        bitwise(opt.synchronized, ref.theta,
+                f"step {step}: the synchronized copy is not the reference's")
+        same_everywhere(opt.synchronized, f"step {step}")
+    if outside == "local":
+        if torch.equal(opt.flat, opt.synchronized):
+            fail("outside='local' moved nothing on its own")
+        opt.use_synchronized()
+        bitwise(opt.flat, ref.theta, "use_synchronized() did not load the synchronized copy")
     if not torch.equal(torch.cat([p.view(-1) for p in net.parameters()]),
                        opt.flat[:sum(p.numel() for p in net.parameters())]):
         fail("the model's parameters are not the optimizer's")
 
 
-def resume(group):
-    def make():
+def resume(group, outside):
+    def make(how=outside):
         net = model()
         return net, qccl.torch.ScapeAdamW(net.parameters(), lr=LR, betas=BETAS, eps=EPS,
                                           weight_decay=WD, density=DENSITY, codec="int4",
-                                          param_codec="fp8e4m3", group=group, name="resume")
+                                          param_codec="fp8e4m3", group=group, name="resume",
+                                          outside=how)
 
     net, opt = make()
     rank = dist.get_rank()
@@ -139,7 +164,7 @@ def resume(group):
         backward(net, rank, step)
         opt.step()
         opt.zero_grad()
-        same_everywhere(opt.flat, f"step {step}")
+        same_everywhere(opt.synchronized, f"step {step}")
     uninterrupted = opt.flat.clone()
     net, opt = make()
     opt.load_state_dict(saved)
@@ -158,6 +183,21 @@ def resume(group):
             fail(str(e))
     if not torch.equal(opt.flat.view(torch.int32), uninterrupted.view(torch.int32)):
         fail("a refused state changed the parameters")
+    _, other = make("local" if outside == "hold" else "hold")
+    before = other.flat.clone()
+    try:
+        other.load_state_dict(saved)
+        fail(f"a state saved with outside={outside!r} was loaded with the other")
+    except ValueError as e:
+        if "outside" not in str(e):
+            fail(str(e))
+    bitwise(other.flat, before, "a refused state changed the parameters")
+    try:
+        qccl.torch.ScapeAdamW(net.parameters(), outside="drift", group=group)
+        fail("outside='drift' was accepted")
+    except ValueError as e:
+        if "outside" not in str(e):
+            fail(str(e))
     try:
         qccl.torch.ScapeAdamW(net.parameters(), density=0, group=group)
         fail("density 0 was accepted")
@@ -169,7 +209,7 @@ def resume(group):
 def main():
     dist.init_process_group("gloo")
     group = dist.new_group(backend="qccl", pg_options=qccl.torch.Options(min_bytes=0))
-    {"reference": reference, "resume": resume}[sys.argv[1]](group)
+    {"reference": reference, "resume": resume}[sys.argv[1]](group, sys.argv[2])
     dist.destroy_process_group(group)
     dist.destroy_process_group()
 

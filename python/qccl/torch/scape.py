@@ -32,8 +32,19 @@ at the first step):
    first moment (the group's) predicting the steady part, a (this rank's) what is new; sent to
    every rank in the background (qcclMaskExchangeStart) and applied at the next step;
 5. the parameters: each owner's change under M, θ − replica, by the masked all-gather
-   (`param_codec`; exact: the values themselves), added to every rank's replica, so every rank's
-   parameters stay bitwise the same and what a codec left out goes with a later step.
+   (`param_codec`; exact: the values themselves), added to every rank's replica, so that the
+   replica stays bitwise the same on every rank and what a codec left out goes with a later step;
+6. outside="hold" (the default): the replica is the model's parameters, every rank's the same.
+   outside="local": the model's parameters w are this rank's own; every coordinate outside M moves
+   on by AdamW on this rank's gradient g alone, with moments of its own over the whole vector,
+   m' ← β1·m' + (1−β1)·g;  v' ← β2·v' + (1−β2)·g²;
+   w ← w·(1 − lr·λ) − lr·(m' / (1−β1^t)) / (√(v' / (1−β2^t)) + ε)   outside M,
+   w ← replica   under M,
+   so that the next gradients are taken at a point that has moved since a coordinate's last
+   update (at 99 % sparsity a coordinate waits about a hundred steps) rather than where it
+   stood; what a rank moved on its own is replaced by the group's value at the coordinate's next
+   update. The ranks' parameters differ outside the mask; `synchronized` is the replica, the
+   same on every rank: the model the group agrees on (`use_synchronized()` loads it).
 """
 import math
 from typing import Iterable, Optional
@@ -66,14 +77,19 @@ class ScapeAdamW:
     """ZeRO-1-style AdamW over the qccl `group` (None: the default group) whose gradients travel
     as the values under a mask every rank knows (density: the fraction of each shard), encoded
     with `codec` (None: the group's); parameters by their changes under the same mask, encoded
-    with `param_codec` (None: exact). The module docstring gives the update."""
+    with `param_codec` (None: exact); `outside`: what the coordinates outside the mask do between
+    their updates ("hold": stay, "local": move by this rank's own AdamW). The module docstring
+    gives the update."""
 
     def __init__(self, params: Iterable[torch.nn.Parameter], lr: float = 1e-3,
                  betas=(0.9, 0.999), eps: float = 1e-8, weight_decay: float = 0.01,
                  density: float = 0.01, codec: Optional[str] = None,
-                 param_codec: Optional[str] = None, group=None, name: str = "scape"):
+                 param_codec: Optional[str] = None, group=None, name: str = "scape",
+                 outside: str = "hold"):
         if not 0 < density <= 1:
             raise ValueError(f"ScapeAdamW: density must be in (0, 1], not {density}")
+        if outside not in ("hold", "local"):
+            raise ValueError(f"ScapeAdamW: outside must be 'hold' or 'local', not {outside!r}")
         self.params = [p for p in params if p.requires_grad]
         if not self.params or any(p.device.type != "cpu" or p.dtype != torch.float32
                                   for p in self.params):
@@ -109,6 +125,12 @@ class ScapeAdamW:
         self.last = torch.zeros(self.shard, dtype=torch.int64)  # step of the last update
         self.unsent = torch.zeros_like(self.flat)
         self.gradient = torch.zeros_like(self.flat)  # the step's flat gradient, kept between steps
+        self.outside, self.local = outside, outside == "local"
+        # The replica the masked all-gathers keep, the same on every rank: the parameters
+        # themselves, or beside this rank's own (step 6) with the moments they move by.
+        self.synchronized = self.flat.clone() if self.local else self.flat
+        if self.local:
+            self.local_m, self.local_v = torch.zeros_like(self.flat), torch.zeros_like(self.flat)
         self.mask = _bits(torch.ones(self.flat.numel(), dtype=torch.bool))  # the first step: all
         self.next_mask = torch.zeros_like(self.mask)
         self.own_mask = torch.zeros((self.shard + 7) // 8, dtype=torch.uint8)
@@ -174,7 +196,7 @@ class ScapeAdamW:
                                                self.shard, _MASK_TAG)
 
         # 5. the parameters under this step's mask, the same on every rank
-        replica = self.flat
+        replica = self.synchronized
         if self.param_codec is None:
             # Written at the masked coordinates only: straight into the copy.
             _C.masked_all_gather(self.backend, replica, self.master, self.mask, self.keys[1],
@@ -185,7 +207,26 @@ class ScapeAdamW:
                                  self.keys[1], codec=self.param_codec,
                                  error_feedback=False).wait()
             replica[masked] += change[masked]
+        if self.local:  # 6. this rank's own parameters
+            self._move_locally(t, lr, masked)
         self.steps += 1
+
+    def _move_locally(self, t: int, lr: float, masked: torch.Tensor) -> None:
+        beta1, beta2 = self.betas
+        g = self.gradient
+        self.local_m = beta1 * self.local_m + (1 - beta1) * g
+        self.local_v = beta2 * self.local_v + (1 - beta2) * (g * g)
+        m_hat = self.local_m / (1 - beta1 ** t)
+        v_hat = self.local_v / (1 - beta2 ** t)
+        moved = self.flat * (1 - lr * self.weight_decay) - lr * m_hat / (v_hat.sqrt() + self.eps)
+        self.flat.copy_(torch.where(masked, self.synchronized, moved))
+
+    def use_synchronized(self) -> None:
+        """Loads the replica every rank holds the same into the model's parameters (outside="local":
+        what this rank moved on its own since each coordinate's last update is dropped; "hold":
+        they are the replica already), e.g. to evaluate or save the model the group agrees on."""
+        if self.local:
+            self.flat.copy_(self.synchronized)
 
     def _v_hat(self, v: torch.Tensor, q: torch.Tensor, k: torch.Tensor, t: int) -> torch.Tensor:
         """AdamW's bias-corrected second moment for a catch-up of k steps (step 3)."""
@@ -205,7 +246,7 @@ class ScapeAdamW:
         """This rank's state (each rank saves its own): the owned shard's exact values, moments
         (q included) and last update steps, the unsent gradients, the mask in use and the next
         one, the step count, and the group's error-feedback residuals (the codec's error under the
-        masks)."""
+        masks); outside="local": also the replica and this rank's own moments."""
         pending = self.exchange is not None
         if pending:  # its mask is in next_mask now, still to be applied at the next step
             self.exchange.wait()
@@ -215,7 +256,9 @@ class ScapeAdamW:
                 "last": self.last.clone(), "unsent": self.unsent.clone(),
                 "mask": self.mask.clone(), "next_mask": self.next_mask.clone(),
                 "pending": pending, "steps": self.steps, "flat": self.flat.clone(),
-                "ef_state": ef_state(self.group), "rank": self.rank, "size": self.size}
+                "ef_state": ef_state(self.group), "rank": self.rank, "size": self.size,
+                **({"synchronized": self.synchronized.clone(), "local_m": self.local_m.clone(),
+                    "local_v": self.local_v.clone()} if self.local else {})}
 
     def load_state_dict(self, state: dict) -> None:
         if state["rank"] != self.rank or state["size"] != self.size:
@@ -224,7 +267,13 @@ class ScapeAdamW:
         if state["flat"].numel() != self.flat.numel():
             raise ValueError("ScapeAdamW: the state is of other parameters "
                              f"({state['flat'].numel()} elements, not {self.flat.numel()})")
+        saved_outside = "local" if "synchronized" in state else "hold"
+        if saved_outside != self.outside:
+            raise ValueError(f"ScapeAdamW: a state saved with outside={saved_outside!r}, loaded "
+                             f"with outside={self.outside!r}")
         names = ("master", "m", "v", "q", "last", "unsent", "mask", "next_mask", "flat")
+        if self.local:
+            names += ("synchronized", "local_m", "local_v")
         missing = [name for name in names if name not in state]
         if missing:
             raise ValueError(f"ScapeAdamW: the state has no {', '.join(missing)} (saved by "
