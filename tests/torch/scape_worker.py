@@ -172,8 +172,7 @@ def resume(group, outside):
         backward(net, rank, step)
         opt.step()
         opt.zero_grad()
-    if not torch.equal(opt.flat.view(torch.int32), uninterrupted.view(torch.int32)):
-        fail("the resumed run's parameters are not the uninterrupted run's")
+    bitwise(opt.flat, uninterrupted, "the resumed run's parameters are not the uninterrupted run's")
     older = {name: value for name, value in saved.items() if name != "q"}
     try:
         opt.load_state_dict(older)
@@ -181,8 +180,7 @@ def resume(group, outside):
     except ValueError as e:
         if "no q" not in str(e):
             fail(str(e))
-    if not torch.equal(opt.flat.view(torch.int32), uninterrupted.view(torch.int32)):
-        fail("a refused state changed the parameters")
+    bitwise(opt.flat, uninterrupted, "a refused state changed the parameters")
     _, other = make("local" if outside == "hold" else "hold")
     before = other.flat.clone()
     try:
