@@ -125,7 +125,7 @@ class ScapeAdamW:
         self.last = torch.zeros(self.shard, dtype=torch.int64)  # step of the last update
         self.unsent = torch.zeros_like(self.flat)
         self.gradient = torch.zeros_like(self.flat)  # the step's flat gradient, kept between steps
-        self.outside, self.local = outside, outside == "local"
+        self.outside = outside
         # The replica the masked all-gathers keep, the same on every rank: the parameters
         # themselves, or beside this rank's own (step 6) with the moments they move by.
         self.synchronized = self.flat.clone() if self.local else self.flat
@@ -136,6 +136,10 @@ class ScapeAdamW:
         self.own_mask = torch.zeros((self.shard + 7) // 8, dtype=torch.uint8)
         self.exchange = None
         self.steps = 0
+
+    @property
+    def local(self) -> bool:
+        return self.outside == "local"
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         for p in self.params:
