@@ -2,9 +2,10 @@
 gloo, for the checks and the reference; a qccl group does the work). Exits non-zero, naming what
 failed.
 
-  scape_worker.py reference OUTSIDE   exact codecs: every step's parameters (this rank's and the
-                              synchronized copy) bitwise those of a plain-PyTorch replay of the
-                              update (scape.py's docstring) from every rank's gradients
+  scape_worker.py reference OUTSIDE   exact codecs, a learning rate that changes every step:
+                              every step's parameters (this rank's and the synchronized copy)
+                              bitwise those of a plain-PyTorch replay of the update (scape.py's
+                              docstring) from every rank's gradients
   scape_worker.py resume OUTSIDE      int4 gradients, fp8e4m3 parameter changes: the synchronized
                               copy the same on every rank; a run resumed from a checkpoint the
                               uninterrupted run, bit for bit; a state without q, or saved with the
@@ -21,6 +22,12 @@ import qccl.torch
 
 STEPS, DENSITY = 8, 0.25
 LR, BETAS, EPS, WD = 0.05, (0.9, 0.99), 1e-8, 0.1
+
+
+def rate(step):
+    """The learning rate of a step: it changes every step, as a schedule's does, so that a
+    catch-up must take the rates of the steps it makes up for."""
+    return LR * (1 + step % 3) / 2
 
 
 def fail(message):
@@ -71,11 +78,14 @@ class Reference:
         self.last = torch.zeros(flat.numel(), dtype=torch.int64)
         self.unsent = [torch.zeros_like(flat) for _ in range(n)]
         self.mask = torch.ones(flat.numel(), dtype=torch.bool)
+        self.rate_sums = [torch.zeros(2, dtype=torch.float64)]  # Σ lr, Σ log(1 − lr·λ) to step s
         self.t = 0
 
-    def step(self, grads):
+    def step(self, grads, lr):
         self.t += 1
         t, (b1, b2) = self.t, BETAS
+        self.rate_sums.append(self.rate_sums[-1] + torch.tensor([lr, math.log1p(-lr * WD)],
+                                                                dtype=torch.float64))
         for r in range(self.n):
             self.unsent[r] += grads[r]
             own = slice(r * self.shard, (r + 1) * self.shard)
@@ -87,14 +97,17 @@ class Reference:
         g = (total / self.n)[M]
         for r in range(self.n):
             self.unsent[r][M] = 0
-        k = (t - self.last[M]).double()
+        last = self.last[M]
+        k = (t - last).double()
+        since = self.rate_sums[t] - torch.stack(self.rate_sums)[last]
+        lr_sum, decay = since[:, 0].float(), since[:, 1].exp().float()
         self.last[M] = t
         mean = g / k.float()
         self.m[M] = (b1 ** k).float() * self.m[M] + (1 - b1 ** k).float() * mean
         self.v[M] = (b2 ** k).float() * self.v[M] + (1 - b2 ** k).float() * (mean * mean)
         m_hat, v_hat = self.m[M] / (1 - b1 ** t), self.v_hat(M, k.float())
-        decayed = self.master[M] * ((1 - LR * WD) ** k).float()
-        self.master[M] = decayed - (LR * k).float() * m_hat / (v_hat.sqrt() + EPS)
+        decayed = self.master[M] * decay
+        self.master[M] = decayed - lr_sum * m_hat / (v_hat.sqrt() + EPS)
         self.theta[M] = self.master[M]
         nxt = torch.zeros_like(self.mask)
         count = max(1, math.ceil(DENSITY * self.shard))
@@ -108,9 +121,9 @@ class Reference:
         for r in range(self.n):  # each rank's own parameters: AdamW on its gradient outside M
             self.local_m[r] = b1 * self.local_m[r] + (1 - b1) * grads[r]
             self.local_v[r] = b2 * self.local_v[r] + (1 - b2) * (grads[r] * grads[r])
-            step = LR * (self.local_m[r] / (1 - b1 ** t)) / (
+            step = lr * (self.local_m[r] / (1 - b1 ** t)) / (
                 (self.local_v[r] / (1 - b2 ** t)).sqrt() + EPS)
-            moved = self.own[r] * (1 - LR * WD) - step
+            moved = self.own[r] * (1 - lr * WD) - step
             self.own[r] = torch.where(M, self.theta, moved) if self.local else self.theta.clone()
         self.mask = nxt
 
@@ -131,7 +144,8 @@ def reference(group, outside):
     ref = Reference(opt.flat, dist.get_world_size(), outside == "local")
     for step in range(STEPS):
         backward(net, rank, step)
-        ref.step(gathered(flat_grads(net, opt.flat.numel())))
+        ref.step(gathered(flat_grads(net, opt.flat.numel())), rate(step))
+        opt.param_groups[0]["lr"] = rate(step)
         opt.step()
         opt.zero_grad()
         bitwise(opt.flat, ref.own[rank], f"step {step}: the parameters are not the reference's")
@@ -162,6 +176,7 @@ def resume(group, outside):
         if step == STEPS // 2:
             saved = opt.state_dict()
         backward(net, rank, step)
+        opt.param_groups[0]["lr"] = rate(step)
         opt.step()
         opt.zero_grad()
         same_everywhere(opt.synchronized, f"step {step}")
@@ -170,6 +185,7 @@ def resume(group, outside):
     opt.load_state_dict(saved)
     for step in range(STEPS // 2, STEPS):
         backward(net, rank, step)
+        opt.param_groups[0]["lr"] = rate(step)
         opt.step()
         opt.zero_grad()
     bitwise(opt.flat, uninterrupted, "the resumed run's parameters are not the uninterrupted run's")

@@ -20,8 +20,10 @@ at the first step):
    gradient ĝ/k (at density 1, k = 1: AdamW's equations):
    m ← β1^k·m + (1−β1^k)·ĝ/k;   v ← β2^k·v + (1−β2^k)·(ĝ/k)²;
    v̂ = (v + (1 − 1/k)·q/N) / (1−β2^t)   (N ranks);
-   θ ← θ·(1 − lr·λ)^k − k·lr·(m / (1−β1^t)) / (√v̂ + ε);
+   θ ← θ·Π(1 − lr_s·λ) − Σlr_s·(m / (1−β1^t)) / (√v̂ + ε),   s over the k steps missed;
    outside the mask m, v and θ stay as they are, to be caught up when the coordinate is sent.
+   The missed steps' own learning rates, not k times the present one: under a schedule's warm-up
+   that would move a coordinate too far, under its decay not far enough;
    Why v̂: AdamW's v estimates the group's mean gradient's second moment per step, μ² + σ²; the
    mean of k steps' means has μ² + σ²/k, which alone would let pure noise move k steps, and the
    σ² it averaged away comes from q: the ranks' batches are independent, so one rank's own
@@ -123,6 +125,9 @@ class ScapeAdamW:
         self.v = torch.zeros(self.shard)
         self.q = torch.zeros(self.shard)  # this rank's own gradient's second moment (step 1)
         self.last = torch.zeros(self.shard, dtype=torch.int64)  # step of the last update
+        # The learning rates the steps ran at (step 3): row s holds the running sums, over steps
+        # 1..s, of lr and of log(1 − lr·λ); grown by doubling.
+        self.rate_sums = torch.zeros(64, 2, dtype=torch.float64)
         self.unsent = torch.zeros_like(self.flat)
         self.gradient = torch.zeros_like(self.flat)  # the step's flat gradient, kept between steps
         self.outside = outside
@@ -178,6 +183,7 @@ class ScapeAdamW:
 
         # 3. the k steps each masked coordinate missed, taken at once with the mean gradient
         lr = self.param_groups[0]["lr"]
+        lr_sum, decay = self._since(self.last[mine], t, lr)
         k = (t - self.last[mine]).double()
         self.last[mine] = t
         g = summed[mine]
@@ -187,8 +193,8 @@ class ScapeAdamW:
             mean * mean)
         m_hat = self.m[mine] / (1 - beta1 ** t)
         v_hat = self._v_hat(self.v[mine], self.q[mine], k.float(), t)
-        decayed = self.master[mine] * ((1 - lr * self.weight_decay) ** k).float()
-        self.master[mine] = decayed - (lr * k).float() * m_hat / (v_hat.sqrt() + self.eps)
+        decayed = self.master[mine] * decay
+        self.master[mine] = decayed - lr_sum * m_hat / (v_hat.sqrt() + self.eps)
 
         # 4. the next mask, sent while the next step computes
         score = self._score(t)
@@ -232,6 +238,17 @@ class ScapeAdamW:
         if self.local:
             self.flat.copy_(self.synchronized)
 
+    def _since(self, last: torch.Tensor, t: int, lr: float):
+        """Records step t's learning rate, and returns for coordinates last updated at steps
+        `last` the sum of the learning rates of steps last+1..t and the product of their weight
+        decay factors (1 − lr·λ): what AdamW would have moved them by over those steps."""
+        if t == self.rate_sums.shape[0]:
+            self.rate_sums = torch.cat([self.rate_sums, torch.zeros_like(self.rate_sums)])
+        self.rate_sums[t] = self.rate_sums[t - 1] + torch.tensor(
+            [lr, math.log1p(-lr * self.weight_decay)], dtype=torch.float64)
+        since = self.rate_sums[t] - self.rate_sums[last]
+        return since[:, 0].float(), since[:, 1].exp().float()
+
     def _v_hat(self, v: torch.Tensor, q: torch.Tensor, k: torch.Tensor, t: int) -> torch.Tensor:
         """AdamW's bias-corrected second moment for a catch-up of k steps (step 3)."""
         return (v + (1 - 1 / k) * q / self.size) / (1 - self.betas[1] ** t)
@@ -249,8 +266,9 @@ class ScapeAdamW:
     def state_dict(self) -> dict:
         """This rank's state (each rank saves its own): the owned shard's exact values, moments
         (q included) and last update steps, the unsent gradients, the mask in use and the next
-        one, the step count, and the group's error-feedback residuals (the codec's error under the
-        masks); outside="local": also the replica and this rank's own moments."""
+        one, the step count and the steps' learning rates, and the group's error-feedback
+        residuals (the codec's error under the masks); outside="local": also the replica and
+        this rank's own moments."""
         pending = self.exchange is not None
         if pending:  # its mask is in next_mask now, still to be applied at the next step
             self.exchange.wait()
@@ -260,6 +278,7 @@ class ScapeAdamW:
                 "last": self.last.clone(), "unsent": self.unsent.clone(),
                 "mask": self.mask.clone(), "next_mask": self.next_mask.clone(),
                 "pending": pending, "steps": self.steps, "flat": self.flat.clone(),
+                "rate_sums": self.rate_sums[:self.steps + 1].clone(),
                 "ef_state": ef_state(self.group), "rank": self.rank, "size": self.size,
                 **({"synchronized": self.synchronized.clone(), "local_m": self.local_m.clone(),
                     "local_v": self.local_v.clone()} if self.local else {})}
@@ -275,7 +294,8 @@ class ScapeAdamW:
         if saved_outside != self.outside:
             raise ValueError(f"ScapeAdamW: a state saved with outside={saved_outside!r}, loaded "
                              f"with outside={self.outside!r}")
-        names = ("master", "m", "v", "q", "last", "unsent", "mask", "next_mask", "flat")
+        names = ("master", "m", "v", "q", "last", "unsent", "mask", "next_mask", "flat",
+                 "rate_sums")
         if self.local:
             names += ("synchronized", "local_m", "local_v")
         missing = [name for name in names if name not in state]
@@ -283,7 +303,9 @@ class ScapeAdamW:
             raise ValueError(f"ScapeAdamW: the state has no {', '.join(missing)} (saved by "
                              "another version of ScapeAdamW)")
         for name in names:
-            getattr(self, name).copy_(state[name])
+            if name != "rate_sums":
+                getattr(self, name).copy_(state[name])
+        self.rate_sums = state["rate_sums"].clone()  # grown at the next step
         self.steps = state["steps"]
         # A mask exchange that was in flight at the save completed into next_mask: apply it at
         # the next step, as the uninterrupted run does.
