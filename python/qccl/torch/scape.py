@@ -183,8 +183,9 @@ class ScapeAdamW:
 
         # 3. the k steps each masked coordinate missed, taken at once with the mean gradient
         lr = self.param_groups[0]["lr"]
-        lr_sum, decay = self._since(self.last[mine], t, lr)
-        k = (t - self.last[mine]).double()
+        last = self.last[mine]
+        lr_sum, decay = self._since(last, t, lr)
+        k = (t - last).double()
         self.last[mine] = t
         g = summed[mine]
         mean = g / k.float()
