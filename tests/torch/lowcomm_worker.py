@@ -124,6 +124,8 @@ def main():
     p.add_argument("--density", type=float, default=1.0, help="scape: the masks' density")
     p.add_argument("--outside", default="hold", choices=("hold", "local"),
                    help="scape: the coordinates outside the mask between their updates")
+    p.add_argument("--local-beta1", type=float, default=None,
+                   help="scape --outside local: the local moves' first-moment β1")
     p.add_argument("--param-values", action="store_true",
                    help="zero2: the parameters themselves in --param-codec (ZeRO++'s qwZ)")
     args = p.parse_args()
@@ -157,7 +159,8 @@ def main():
     elif args.mode == "scape":
         opt = qccl.torch.ScapeAdamW(model.parameters(), lr=LR, betas=(0.9, 0.95),
                                     weight_decay=0.1, density=args.density, codec=args.codec,
-                                    param_codec=args.param_codec, outside=args.outside)
+                                    param_codec=args.param_codec, outside=args.outside,
+                                    local_beta1=args.local_beta1)
     evaluating = rank == 0 or args.mode == "fsdp2"
     windows = validation_windows(args.eval_windows, SEQ) if evaluating else None
 
