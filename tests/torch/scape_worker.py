@@ -10,7 +10,8 @@ failed.
                               copy the same on every rank; a run resumed from a checkpoint the
                               uninterrupted run, bit for bit; a state without q, or saved with the
                               other OUTSIDE, refused
-OUTSIDE: hold or local (ScapeAdamW's `outside`; local: the local moves at their own β1).
+OUTSIDE: hold or local (ScapeAdamW's `outside`; local: the local moves at their own β1 and
+rate).
 """
 import math
 import sys
@@ -22,7 +23,8 @@ import qccl.torch
 
 STEPS, DENSITY = 8, 0.25
 LR, BETAS, EPS, WD = 0.05, (0.9, 0.99), 1e-8, 0.1
-LOCAL_BETA1 = 0.7  # outside="local": the local moves' own β1, other than BETAS[0]
+# outside="local": the local moves' own β1, other than BETAS[0], and their rate, a fraction of lr
+LOCAL_BETA1, LOCAL_LR_SCALE = 0.7, 0.5
 
 
 def rate(step):
@@ -123,9 +125,10 @@ class Reference:
             b = LOCAL_BETA1
             self.local_m[r] = b * self.local_m[r] + (1 - b) * grads[r]
             self.local_v[r] = b2 * self.local_v[r] + (1 - b2) * (grads[r] * grads[r])
-            step = lr * (self.local_m[r] / (1 - b ** t)) / (
+            local_lr = lr * LOCAL_LR_SCALE
+            step = local_lr * (self.local_m[r] / (1 - b ** t)) / (
                 (self.local_v[r] / (1 - b2 ** t)).sqrt() + EPS)
-            moved = self.own[r] * (1 - lr * WD) - step
+            moved = self.own[r] * (1 - local_lr * WD) - step
             self.own[r] = torch.where(M, self.theta, moved) if self.local else self.theta.clone()
         self.mask = nxt
 
@@ -138,15 +141,17 @@ def bitwise(a, b, what):
         fail(f"{what} (max difference {(a - b).abs().max().item()})")
 
 
-def local_beta1(outside):
-    return LOCAL_BETA1 if outside == "local" else None
+def local_moves(outside):
+    if outside != "local":
+        return {}
+    return {"local_beta1": LOCAL_BETA1, "local_lr_scale": LOCAL_LR_SCALE}
 
 
 def reference(group, outside):
     net = model()
     opt = qccl.torch.ScapeAdamW(net.parameters(), lr=LR, betas=BETAS, eps=EPS, weight_decay=WD,
                                 density=DENSITY, codec="none", group=group, outside=outside,
-                                local_beta1=local_beta1(outside))
+                                **local_moves(outside))
     rank = dist.get_rank()
     ref = Reference(opt.flat, dist.get_world_size(), outside == "local")
     for step in range(STEPS):
@@ -175,7 +180,7 @@ def resume(group, outside):
         return net, qccl.torch.ScapeAdamW(net.parameters(), lr=LR, betas=BETAS, eps=EPS,
                                           weight_decay=WD, density=DENSITY, codec="int4",
                                           param_codec="fp8e4m3", group=group, name="resume",
-                                          outside=how, local_beta1=local_beta1(how))
+                                          outside=how, **local_moves(how))
 
     net, opt = make()
     rank = dist.get_rank()
@@ -219,12 +224,13 @@ def resume(group, outside):
     except ValueError as e:
         if "outside" not in str(e):
             fail(str(e))
-    for beta1, how in ((0.8, "hold"), (1.0, "local")):
+    for name, value, how in (("local_beta1", 0.8, "hold"), ("local_beta1", 1.0, "local"),
+                             ("local_lr_scale", 0.5, "hold"), ("local_lr_scale", 0, "local")):
         try:
-            qccl.torch.ScapeAdamW(net.parameters(), outside=how, local_beta1=beta1, group=group)
-            fail(f"local_beta1={beta1} with outside={how!r} was accepted")
+            qccl.torch.ScapeAdamW(net.parameters(), outside=how, group=group, **{name: value})
+            fail(f"{name}={value} with outside={how!r} was accepted")
         except ValueError as e:
-            if "local_beta1" not in str(e):
+            if name not in str(e):
                 fail(str(e))
     try:
         qccl.torch.ScapeAdamW(net.parameters(), density=0, group=group)

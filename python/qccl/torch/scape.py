@@ -39,15 +39,16 @@ at the first step):
 6. outside="hold" (the default): the replica is the model's parameters, every rank's the same.
    outside="local": the model's parameters w are this rank's own; every coordinate outside M moves
    on by AdamW on this rank's gradient g alone, with moments of its own over the whole vector
-   and their own β1' (`local_beta1`; None: β1),
+   and their own β1' (`local_beta1`; None: β1) and rate lr' = lr·`local_lr_scale`,
    m' ← β1'·m' + (1−β1')·g;  v' ← β2·v' + (1−β2)·g²;
-   w ← w·(1 − lr·λ) − lr·(m' / (1−β1'^t)) / (√(v' / (1−β2^t)) + ε)   outside M,
+   w ← w·(1 − lr'·λ) − lr'·(m' / (1−β1'^t)) / (√(v' / (1−β2^t)) + ε)   outside M,
    w ← replica   under M,
    so that the next gradients are taken at a point that has moved since a coordinate's last
    update (at 99 % sparsity a coordinate waits about a hundred steps) rather than where it
    stood; what a rank moved on its own is replaced by the group's value at the coordinate's next
    update. A smaller β1' follows the present gradient more closely: the moves are replaced at
-   the next update, so they need not average a longer history. The ranks' parameters differ
+   the next update, so they need not average a longer history; a smaller lr' keeps the noise
+   of a quarter of the batch from carrying a rank far. The ranks' parameters differ
    outside the mask; `synchronized` is the replica, the same on every rank: the model the group
    agrees on (`use_synchronized()` loads it).
 """
@@ -84,13 +85,15 @@ class ScapeAdamW:
     with `codec` (None: the group's); parameters by their changes under the same mask, encoded
     with `param_codec` (None: exact); `outside`: what the coordinates outside the mask do between
     their updates ("hold": stay, "local": move by this rank's own AdamW, its first moment at
-    `local_beta1`, None: betas[0]). The module docstring gives the update."""
+    `local_beta1`, None: betas[0], its rate lr·`local_lr_scale`). The module docstring gives the
+    update."""
 
     def __init__(self, params: Iterable[torch.nn.Parameter], lr: float = 1e-3,
                  betas=(0.9, 0.999), eps: float = 1e-8, weight_decay: float = 0.01,
                  density: float = 0.01, codec: Optional[str] = None,
                  param_codec: Optional[str] = None, group=None, name: str = "scape",
-                 outside: str = "hold", local_beta1: Optional[float] = None):
+                 outside: str = "hold", local_beta1: Optional[float] = None,
+                 local_lr_scale: float = 1.0):
         if not 0 < density <= 1:
             raise ValueError(f"ScapeAdamW: density must be in (0, 1], not {density}")
         if outside not in ("hold", "local"):
@@ -98,6 +101,9 @@ class ScapeAdamW:
         if local_beta1 is not None and (outside != "local" or not 0 <= local_beta1 < 1):
             raise ValueError("ScapeAdamW: local_beta1 is the local moves' (outside='local') and "
                              f"in [0, 1), not {local_beta1} with outside={outside!r}")
+        if local_lr_scale != 1 and (outside != "local" or not 0 < local_lr_scale <= 1):
+            raise ValueError("ScapeAdamW: local_lr_scale is the local moves' (outside='local') "
+                             f"and in (0, 1], not {local_lr_scale} with outside={outside!r}")
         self.params = [p for p in params if p.requires_grad]
         if not self.params or any(p.device.type != "cpu" or p.dtype != torch.float32
                                   for p in self.params):
@@ -107,6 +113,7 @@ class ScapeAdamW:
         self.param_groups = [{"lr": lr}]
         self.betas, self.eps, self.weight_decay = betas, eps, weight_decay
         self.local_beta1 = betas[0] if local_beta1 is None else local_beta1
+        self.local_lr_scale = local_lr_scale
         self.density, self.codec, self.param_codec = density, codec, param_codec
         self.group = group
         self.backend = qccl_backend(group)
@@ -226,7 +233,7 @@ class ScapeAdamW:
                                  error_feedback=False).wait()
             replica[masked] += change[masked]
         if self.local:  # 6. this rank's own parameters
-            self._move_locally(t, lr, masked)
+            self._move_locally(t, lr * self.local_lr_scale, masked)
         self.steps += 1
 
     def _move_locally(self, t: int, lr: float, masked: torch.Tensor) -> None:
