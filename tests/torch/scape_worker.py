@@ -121,11 +121,10 @@ class Reference:
             own = slice(r * self.shard, (r + 1) * self.shard)
             score = (self.unsent[r][own].abs() + ahead[own]) / scale[own]
             nxt[own][torch.topk(score, count, sorted=False).indices] = True
+        b, local_lr = LOCAL_BETA1, lr * LOCAL_LR_SCALE
         for r in range(self.n):  # each rank's own parameters: AdamW on its gradient outside M
-            b = LOCAL_BETA1
             self.local_m[r] = b * self.local_m[r] + (1 - b) * grads[r]
             self.local_v[r] = b2 * self.local_v[r] + (1 - b2) * (grads[r] * grads[r])
-            local_lr = lr * LOCAL_LR_SCALE
             step = local_lr * (self.local_m[r] / (1 - b ** t)) / (
                 (self.local_v[r] / (1 - b2 ** t)).sqrt() + EPS)
             moved = self.own[r] * (1 - local_lr * WD) - step
