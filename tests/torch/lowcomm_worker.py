@@ -18,9 +18,7 @@ by default, in one of three modes:
   scape   qccl.torch.ScapeAdamW (same AdamW settings) at --density, gradients in --codec,
           parameter changes in --param-codec (none given: exact); --density 1 with no codecs
           is dense ZeRO-1 AdamW, the reference; each rank clips its own gradients first;
-          --outside local: validation of the synchronized copy (the model every rank agrees on);
-          after the last step every rank calls finish() (the bytes it sent: finish_sent) and
-          rank 0 also records the validation loss before it (validation_unfinished)
+          --outside local: validation of the synchronized copy (the model every rank agrees on)
 
 Every rank writes OUT.rank<r>.json: its training loss per step, the wall time of every step, the
 bytes its qccl collectives sent in the budget's steps (qcclCommWireBytes; the bootstrap and the
@@ -189,7 +187,7 @@ def main():
     wire_start = qccl_wire_bytes(counted) if args.backend == "qccl" else None
     wire_budget = param_budget = None
     losses, times, validation = {}, {}, {}
-    tx_start = tx_end = finish_sent = unfinished = None
+    tx_start = tx_end = None
     step = 0
     while step < args.steps:
         step += 1
@@ -220,11 +218,6 @@ def main():
             wire_budget = qccl_wire_bytes(counted) - wire_start
             if args.mode in ("zero2", "fsdp2") and args.param_codec:
                 param_budget = qccl.torch.changes_sent_bytes(counted)
-        if step == args.steps and args.mode == "scape":  # every rank; its bytes apart
-            unfinished = validate() if evaluating else None
-            before = qccl_wire_bytes()
-            opt.finish()
-            finish_sent = qccl_wire_bytes() - before
         if step == args.steps:
             tx_end = link_tx_bytes()
         if not math.isfinite(losses[step]):
@@ -254,9 +247,6 @@ def main():
         result["wire_sent_budget"] = int(wire_budget)
     if param_budget is not None:
         result["param_sent_budget"] = int(param_budget)
-    if finish_sent is not None:
-        result["finish_sent"] = int(finish_sent)
-        result["validation_unfinished"] = unfinished
     with open(f"{args.out}.rank{rank}.json", "w") as f:
         json.dump(result, f)
     dist.barrier()  # no rank tears its group down while another still uses it

@@ -5,8 +5,7 @@ failed.
   scape_worker.py reference OUTSIDE   exact codecs, a learning rate that changes every step:
                               every step's parameters (this rank's and the synchronized copy)
                               bitwise those of a plain-PyTorch replay of the update (scape.py's
-                              docstring) from every rank's gradients, finish() mid-run included
-                              (a second one sends nothing)
+                              docstring) from every rank's gradients
   scape_worker.py resume OUTSIDE      int4 gradients, fp8e4m3 parameter changes: the synchronized
                               copy the same on every rank; a run resumed from a checkpoint the
                               uninterrupted run, bit for bit; a state without q, or saved with the
@@ -21,8 +20,6 @@ import torch
 import torch.distributed as dist
 
 import qccl.torch
-from qccl.torch import _C
-from qccl.torch._keys import qccl_backend
 
 STEPS, DENSITY = 8, 0.25
 LR, BETAS, EPS, WD = 0.05, (0.9, 0.99), 1e-8, 0.1
@@ -96,8 +93,25 @@ class Reference:
             self.unsent[r] += grads[r]
             own = slice(r * self.shard, (r + 1) * self.shard)
             self.q[own] = b2 * self.q[own] + (1 - b2) * (grads[r][own] * grads[r][own])
+        total = self.unsent[0].clone()
+        for r in range(1, self.n):
+            total += self.unsent[r]
         M = self.mask
-        self.catch_up(M)
+        g = (total / self.n)[M]
+        for r in range(self.n):
+            self.unsent[r][M] = 0
+        last = self.last[M]
+        k = (t - last).double()
+        since = self.rate_sums[t] - torch.stack(self.rate_sums)[last]
+        lr_sum, decay = since[:, 0].float(), since[:, 1].exp().float()
+        self.last[M] = t
+        mean = g / k.float()
+        self.m[M] = (b1 ** k).float() * self.m[M] + (1 - b1 ** k).float() * mean
+        self.v[M] = (b2 ** k).float() * self.v[M] + (1 - b2 ** k).float() * (mean * mean)
+        m_hat, v_hat = self.m[M] / (1 - b1 ** t), self.v_hat(M, k.float())
+        decayed = self.master[M] * decay
+        self.master[M] = decayed - lr_sum * m_hat / (v_hat.sqrt() + EPS)
+        self.theta[M] = self.master[M]
         nxt = torch.zeros_like(self.mask)
         count = max(1, math.ceil(DENSITY * self.shard))
         wait = (t + 1 - self.last).float()
@@ -116,35 +130,6 @@ class Reference:
             moved = self.own[r] * (1 - local_lr * WD) - step
             self.own[r] = torch.where(M, self.theta, moved) if self.local else self.theta.clone()
         self.mask = nxt
-
-    def finish(self):
-        """Every coordinate not updated at the last step caught up to it; the ranks' own
-        parameters the synchronized copy."""
-        self.catch_up(self.last < self.t)
-        self.own = [self.theta.clone() for _ in range(self.n)]
-
-    def catch_up(self, M):
-        """The group's mean unsent gradient under M, and the steps each coordinate in M missed
-        since its last update taken at once (steps 2, 3 and 5)."""
-        t, (b1, b2) = self.t, BETAS
-        total = self.unsent[0].clone()
-        for r in range(1, self.n):
-            total += self.unsent[r]
-        g = (total / self.n)[M]
-        for r in range(self.n):
-            self.unsent[r][M] = 0
-        last = self.last[M]
-        k = (t - last).double()
-        since = self.rate_sums[t] - torch.stack(self.rate_sums)[last]
-        lr_sum, decay = since[:, 0].float(), since[:, 1].exp().float()
-        self.last[M] = t
-        mean = g / k.float()
-        self.m[M] = (b1 ** k).float() * self.m[M] + (1 - b1 ** k).float() * mean
-        self.v[M] = (b2 ** k).float() * self.v[M] + (1 - b2 ** k).float() * (mean * mean)
-        m_hat, v_hat = self.m[M] / (1 - b1 ** t), self.v_hat(M, k.float())
-        decayed = self.master[M] * decay
-        self.master[M] = decayed - lr_sum * m_hat / (v_hat.sqrt() + EPS)
-        self.theta[M] = self.master[M]
 
     def v_hat(self, at, k):
         return (self.v[at] + (1 - 1 / k) * self.q[at] / self.n) / (1 - BETAS[1] ** self.t)
@@ -178,8 +163,6 @@ def reference(group, outside):
         bitwise(opt.synchronized, ref.theta,
                 f"step {step}: the synchronized copy is not the reference's")
         same_everywhere(opt.synchronized, f"step {step}")
-        if step == STEPS // 2:  # mid-run, so that the steps after it check what it left
-            finish(opt, ref, rank, group)
     if outside == "local":
         if torch.equal(opt.flat, opt.synchronized):
             fail("outside='local' moved nothing on its own")
@@ -188,23 +171,6 @@ def reference(group, outside):
     if not torch.equal(torch.cat([p.view(-1) for p in net.parameters()]),
                        opt.flat[:sum(p.numel() for p in net.parameters())]):
         fail("the model's parameters are not the optimizer's")
-
-
-def finish(opt, ref, rank, group):
-    """finish() against the reference's; a second one sends nothing and changes nothing."""
-    before = opt.synchronized.clone()
-    opt.finish()
-    ref.finish()
-    bitwise(opt.flat, ref.own[rank], "finish(): the parameters are not the reference's")
-    bitwise(opt.synchronized, ref.theta, "finish(): the synchronized copy is not the reference's")
-    same_everywhere(opt.synchronized, "finish()")
-    if torch.equal(before, opt.synchronized):
-        fail("finish() caught nothing up")
-    sent = _C.wire_bytes(qccl_backend(group))[0]
-    opt.finish()
-    if _C.wire_bytes(qccl_backend(group))[0] != sent:
-        fail("a second finish() sent bytes")
-    bitwise(opt.synchronized, ref.theta, "a second finish() changed the synchronized copy")
 
 
 def resume(group, outside):

@@ -4,7 +4,6 @@
     opt = qccl.torch.ScapeAdamW(model.parameters(), lr=2e-3, density=0.01, codec="int4")
     for batch in data:
         model.loss(*batch).backward(); opt.step(); opt.zero_grad()
-    opt.finish()  # every coordinate caught up to the last step
 
 The trainable parameters live in one flat fp32 buffer that every rank holds the same (the model's
 parameters become views into it), split into one shard per rank. Rank r owns shard r: its exact
@@ -156,7 +155,6 @@ class ScapeAdamW:
         self.own_mask = torch.zeros((self.shard + 7) // 8, dtype=torch.uint8)
         self.exchange = None
         self.steps = 0
-        self.finished = 0  # the step finish() last caught everything up to
 
     @property
     def local(self) -> bool:
@@ -172,7 +170,7 @@ class ScapeAdamW:
     @torch.no_grad()
     def step(self) -> None:
         t = self.steps + 1
-        beta2 = self.betas[1]
+        beta1, beta2 = self.betas
         gradient = self.gradient  # 1. what this rank has not sent yet
         offset = 0
         for p in self.params:
@@ -190,58 +188,17 @@ class ScapeAdamW:
             self.exchange = None
             self.mask.copy_(self.next_mask)
         masked = _flags(self.mask, self.flat.numel())
-        self._record_rate(t, self.param_groups[0]["lr"])
-        self._catch_up(t, self.mask, masked)  # 2. and 3.
+        mine = masked[self.own]
 
-        # 4. the next mask, sent while the next step computes
-        score = self._score(t)
-        count = max(1, math.ceil(self.density * self.shard))
-        chosen = torch.zeros(self.shard, dtype=torch.bool)
-        chosen[torch.topk(score, count, sorted=False).indices] = True
-        self.own_mask.copy_(_bits(chosen))
-        self.exchange = _C.start_mask_exchange(self.backend, self.own_mask, self.next_mask,
-                                               self.shard, _MASK_TAG)
-
-        self._gather(self.mask, masked)  # 5.
-        if self.local:  # 6. this rank's own parameters
-            self._move_locally(t, self.param_groups[0]["lr"] * self.local_lr_scale, masked)
-        self.steps += 1
-
-    @torch.no_grad()
-    def finish(self) -> None:
-        """Sends every coordinate's unsent gradient and catches it up to the last step taken, as
-        step 3 would at its next update (a step under the full mask with no new gradient; a
-        collective, every rank calls it), so that the replica, and outside="local" every rank's
-        parameters, hold the model the group's whole gradient history gives: at the end of
-        training, before the model is evaluated or saved. Nothing to send after a step under the
-        full mask or a finish() with no step since. Training may go on after it."""
-        t = self.steps
-        if t in (0, self.finished) or bool(_flags(self.mask, self.flat.numel()).all()):
-            return
-        self.finished = t
-        if self.exchange is not None:  # the next mask: still applied at the next step
-            self.exchange.wait()
-            self.exchange = _Done()
-        everything = torch.ones(self.flat.numel(), dtype=torch.bool)
-        bits = _bits(everything)
-        self._catch_up(t, bits, everything)
-        self._gather(bits, everything)
-        if self.local:
-            self.flat.copy_(self.synchronized)
-
-    def _catch_up(self, t: int, bits: torch.Tensor, masked: torch.Tensor) -> None:
-        """Steps 2 and 3 at step t under the mask `bits` (`masked`: the same as bools, every
-        rank's the same): the masked reduce-scatter of the unsent gradients, then on the owned
-        shard the steps each masked coordinate missed since its last update (none where it is up
-        to date)."""
-        beta1, beta2 = self.betas
-        summed = torch.zeros(self.shard)
-        _C.masked_reduce_scatter(self.backend, summed, self.unsent, bits, dist.ReduceOp.AVG,
+        summed = torch.zeros(self.shard)  # 2. the masked reduce-scatter
+        _C.masked_reduce_scatter(self.backend, summed, self.unsent, self.mask, dist.ReduceOp.AVG,
                                  self.keys[0], codec=self.codec).wait()
         self.unsent[masked] = 0
-        mine = masked[self.own] & (self.last < t)
+
+        # 3. the k steps each masked coordinate missed, taken at once with the mean gradient
+        lr = self.param_groups[0]["lr"]
         last = self.last[mine]
-        lr_sum, decay = self._since(last, t)
+        lr_sum, decay = self._since(last, t, lr)
         k = (t - last).double()
         self.last[mine] = t
         g = summed[mine]
@@ -254,20 +211,30 @@ class ScapeAdamW:
         decayed = self.master[mine] * decay
         self.master[mine] = decayed - lr_sum * m_hat / (v_hat.sqrt() + self.eps)
 
-    def _gather(self, bits: torch.Tensor, masked: torch.Tensor) -> None:
-        """Step 5: the owners' parameters under the mask `bits` (`masked`) into the replica,
-        the same on every rank."""
+        # 4. the next mask, sent while the next step computes
+        score = self._score(t)
+        count = max(1, math.ceil(self.density * self.shard))
+        chosen = torch.zeros(self.shard, dtype=torch.bool)
+        chosen[torch.topk(score, count, sorted=False).indices] = True
+        self.own_mask.copy_(_bits(chosen))
+        self.exchange = _C.start_mask_exchange(self.backend, self.own_mask, self.next_mask,
+                                               self.shard, _MASK_TAG)
+
+        # 5. the parameters under this step's mask, the same on every rank
         replica = self.synchronized
         if self.param_codec is None:
             # Written at the masked coordinates only: straight into the copy.
-            _C.masked_all_gather(self.backend, replica, self.master, bits, self.keys[1],
+            _C.masked_all_gather(self.backend, replica, self.master, self.mask, self.keys[1],
                                  codec="none").wait()
         else:
             change = torch.zeros_like(replica)
-            _C.masked_all_gather(self.backend, change, self.master - replica[self.own], bits,
+            _C.masked_all_gather(self.backend, change, self.master - replica[self.own], self.mask,
                                  self.keys[1], codec=self.param_codec,
                                  error_feedback=False).wait()
             replica[masked] += change[masked]
+        if self.local:  # 6. this rank's own parameters
+            self._move_locally(t, lr * self.local_lr_scale, masked)
+        self.steps += 1
 
     def _move_locally(self, t: int, lr: float, masked: torch.Tensor) -> None:
         beta1, beta2 = self.local_beta1, self.betas[1]
@@ -286,17 +253,14 @@ class ScapeAdamW:
         if self.local:
             self.flat.copy_(self.synchronized)
 
-    def _record_rate(self, t: int, lr: float) -> None:
-        """Records step t's learning rate (and weight decay factor) for _since."""
+    def _since(self, last: torch.Tensor, t: int, lr: float):
+        """Records step t's learning rate, and returns for coordinates last updated at steps
+        `last` the sum of the learning rates of steps last+1..t and the product of their weight
+        decay factors (1 − lr·λ): what AdamW would have moved them by over those steps."""
         if t == self.rate_sums.shape[0]:
             self.rate_sums = torch.cat([self.rate_sums, torch.zeros_like(self.rate_sums)])
         self.rate_sums[t] = self.rate_sums[t - 1] + torch.tensor(
             [lr, math.log1p(-lr * self.weight_decay)], dtype=torch.float64)
-
-    def _since(self, last: torch.Tensor, t: int):
-        """For coordinates last updated at steps `last`, the sum of the learning rates of steps
-        last+1..t and the product of their weight decay factors (1 − lr·λ): what AdamW would
-        have moved them by over those steps."""
         since = self.rate_sums[t] - self.rate_sums[last]
         return since[:, 0].float(), since[:, 1].exp().float()
 
