@@ -126,6 +126,8 @@ def main():
                    help="scape: the coordinates outside the mask between their updates")
     p.add_argument("--local-beta1", type=float, default=None,
                    help="scape --outside local: the local moves' first-moment β1")
+    p.add_argument("--density-warmup", type=int, default=0,
+                   help="scape: the steps over which the masks' density falls from 1")
     p.add_argument("--local-lr-scale", type=float, default=1.0,
                    help="scape --outside local: the local moves' learning rate, a fraction of lr")
     p.add_argument("--param-values", action="store_true",
@@ -163,7 +165,8 @@ def main():
                                     weight_decay=0.1, density=args.density, codec=args.codec,
                                     param_codec=args.param_codec, outside=args.outside,
                                     local_beta1=args.local_beta1,
-                                    local_lr_scale=args.local_lr_scale)
+                                    local_lr_scale=args.local_lr_scale,
+                                    density_warmup=args.density_warmup)
     evaluating = rank == 0 or args.mode == "fsdp2"
     windows = validation_windows(args.eval_windows, SEQ) if evaluating else None
 

@@ -2,7 +2,8 @@
 gloo, for the checks and the reference; a qccl group does the work). Exits non-zero, naming what
 failed.
 
-  scape_worker.py reference OUTSIDE   exact codecs, a learning rate that changes every step:
+  scape_worker.py reference OUTSIDE   exact codecs, a learning rate that changes every step,
+                              masks whose density warms up (density_warmup):
                               every step's parameters (this rank's and the synchronized copy)
                               bitwise those of a plain-PyTorch replay of the update (scape.py's
                               docstring) from every rank's gradients
@@ -22,6 +23,7 @@ import torch.distributed as dist
 import qccl.torch
 
 STEPS, DENSITY = 8, 0.25
+DENSITY_WARMUP = 4  # the masks' density falls from 1 to DENSITY over the first steps
 LR, BETAS, EPS, WD = 0.05, (0.9, 0.99), 1e-8, 0.1
 # outside="local": the local moves' own β1, other than BETAS[0], and their rate, a fraction of lr
 LOCAL_BETA1, LOCAL_LR_SCALE = 0.7, 0.5
@@ -113,7 +115,8 @@ class Reference:
         self.master[M] = decayed - lr_sum * m_hat / (v_hat.sqrt() + EPS)
         self.theta[M] = self.master[M]
         nxt = torch.zeros_like(self.mask)
-        count = max(1, math.ceil(DENSITY * self.shard))
+        density = DENSITY if t >= DENSITY_WARMUP else DENSITY ** (t / DENSITY_WARMUP)
+        count = max(1, math.ceil(density * self.shard))
         wait = (t + 1 - self.last).float()
         scale = self.v_hat(slice(None), wait).sqrt() + EPS
         ahead = wait * self.m.abs() / (1 - b1 ** t)
@@ -149,8 +152,8 @@ def local_moves(outside):
 def reference(group, outside):
     net = model()
     opt = qccl.torch.ScapeAdamW(net.parameters(), lr=LR, betas=BETAS, eps=EPS, weight_decay=WD,
-                                density=DENSITY, codec="none", group=group, outside=outside,
-                                **local_moves(outside))
+                                density=DENSITY, density_warmup=DENSITY_WARMUP, codec="none",
+                                group=group, outside=outside, **local_moves(outside))
     rank = dist.get_rank()
     ref = Reference(opt.flat, dist.get_world_size(), outside == "local")
     for step in range(STEPS):
@@ -177,7 +180,8 @@ def resume(group, outside):
     def make(how=outside):
         net = model()
         return net, qccl.torch.ScapeAdamW(net.parameters(), lr=LR, betas=BETAS, eps=EPS,
-                                          weight_decay=WD, density=DENSITY, codec="int4",
+                                          weight_decay=WD, density=DENSITY,
+                                          density_warmup=DENSITY_WARMUP, codec="int4",
                                           param_codec="fp8e4m3", group=group, name="resume",
                                           outside=how, **local_moves(how))
 
@@ -231,12 +235,13 @@ def resume(group, outside):
         except ValueError as e:
             if name not in str(e):
                 fail(str(e))
-    try:
-        qccl.torch.ScapeAdamW(net.parameters(), density=0, group=group)
-        fail("density 0 was accepted")
-    except ValueError as e:
-        if "density" not in str(e):
-            fail(str(e))
+    for name, value in (("density", 0), ("density_warmup", -1), ("density_warmup", 2.5)):
+        try:
+            qccl.torch.ScapeAdamW(net.parameters(), group=group, **{name: value})
+            fail(f"{name}={value} was accepted")
+        except ValueError as e:
+            if name not in str(e):
+                fail(str(e))
 
 
 def main():

@@ -29,10 +29,13 @@ at the first step):
    σ² it averaged away comes from q: the ranks' batches are independent, so one rank's own
    gradient has N·σ² of noise and q/N ≈ μ²/N + σ². A catch-up then moves a steady coordinate k
    steps and a noisy one √k, as AdamW would over the same k steps;
-4. the next mask: on the owned shard, the ⌈density·S⌉ largest (|a| + w·|m̂|) / (√v̂ + ε) with w
+4. the next mask: on the owned shard, the ⌈d·S⌉ largest (|a| + w·|m̂|) / (√v̂ + ε) with w
    the steps the coordinate will have waited (`_score`): how far its catch-up would move it, the
    first moment (the group's) predicting the steady part, a (this rank's) what is new; sent to
-   every rank in the background (qcclMaskExchangeStart) and applied at the next step;
+   every rank in the background (qcclMaskExchangeStart) and applied at the next step. d is
+   `density`, or over the first W = `density_warmup` steps density^(t/W), from 1 down
+   geometrically (deep gradient compression's warm-up, arXiv 1712.01887): the first steps, where
+   every coordinate moves far, send more of them;
 5. the parameters: each owner's change under M, θ − replica, by the masked all-gather
    (`param_codec`; exact: the values themselves), added to every rank's replica, so that the
    replica stays bitwise the same on every rank and what a codec left out goes with a later step;
@@ -85,17 +88,21 @@ class ScapeAdamW:
     with `codec` (None: the group's); parameters by their changes under the same mask, encoded
     with `param_codec` (None: exact); `outside`: what the coordinates outside the mask do between
     their updates ("hold": stay, "local": move by this rank's own AdamW, its first moment at
-    `local_beta1`, None: betas[0], its rate lr·`local_lr_scale`). The module docstring gives the
-    update."""
+    `local_beta1`, None: betas[0], its rate lr·`local_lr_scale`); `density_warmup`: the steps
+    over which the masks' density falls from 1 to `density` (0: none). The module docstring gives
+    the update."""
 
     def __init__(self, params: Iterable[torch.nn.Parameter], lr: float = 1e-3,
                  betas=(0.9, 0.999), eps: float = 1e-8, weight_decay: float = 0.01,
                  density: float = 0.01, codec: Optional[str] = None,
                  param_codec: Optional[str] = None, group=None, name: str = "scape",
                  outside: str = "hold", local_beta1: Optional[float] = None,
-                 local_lr_scale: float = 1.0):
+                 local_lr_scale: float = 1.0, density_warmup: int = 0):
         if not 0 < density <= 1:
             raise ValueError(f"ScapeAdamW: density must be in (0, 1], not {density}")
+        if not isinstance(density_warmup, int) or density_warmup < 0:
+            raise ValueError("ScapeAdamW: density_warmup is a number of steps, an int >= 0, not "
+                             f"{density_warmup!r}")
         if outside not in ("hold", "local"):
             raise ValueError(f"ScapeAdamW: outside must be 'hold' or 'local', not {outside!r}")
         if local_beta1 is not None and (outside != "local" or not 0 <= local_beta1 < 1):
@@ -115,6 +122,7 @@ class ScapeAdamW:
         self.local_beta1 = betas[0] if local_beta1 is None else local_beta1
         self.local_lr_scale = local_lr_scale
         self.density, self.codec, self.param_codec = density, codec, param_codec
+        self.density_warmup = density_warmup
         self.group = group
         self.backend = qccl_backend(group)
         self.rank, self.size = dist.get_rank(group), dist.get_world_size(group)
@@ -213,7 +221,7 @@ class ScapeAdamW:
 
         # 4. the next mask, sent while the next step computes
         score = self._score(t)
-        count = max(1, math.ceil(self.density * self.shard))
+        count = max(1, math.ceil(self._density(t) * self.shard))
         chosen = torch.zeros(self.shard, dtype=torch.bool)
         chosen[torch.topk(score, count, sorted=False).indices] = True
         self.own_mask.copy_(_bits(chosen))
@@ -263,6 +271,13 @@ class ScapeAdamW:
             [lr, math.log1p(-lr * self.weight_decay)], dtype=torch.float64)
         since = self.rate_sums[t] - self.rate_sums[last]
         return since[:, 0].float(), since[:, 1].exp().float()
+
+    def _density(self, t: int) -> float:
+        """The density of the mask chosen at step t (step 4): from 1 down to `density`,
+        geometrically, over the first `density_warmup` steps."""
+        if t >= self.density_warmup:
+            return self.density
+        return self.density ** (t / self.density_warmup)
 
     def _v_hat(self, v: torch.Tensor, q: torch.Tensor, k: torch.Tensor, t: int) -> torch.Tensor:
         """AdamW's bias-corrected second moment for a catch-up of k steps (step 3)."""
